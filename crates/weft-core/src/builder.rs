@@ -1,0 +1,701 @@
+//! [`ModelBuilder`]: validates cloths against every rule of the bad-input policy and builds a
+//! [`Model`].
+//!
+//! ```
+//! use weft_core::builder::{ClothDesc, EdgeSet, MassSpec, ModelBuilder};
+//! use weft_core::limits::Limits;
+//! use weft_core::settings::SimSettings;
+//! use weft_core::units::{Compliance, Elasticity};
+//!
+//! // The seed's worked example: one end pinned, 1 kg at 2 m, rest length 1 m.
+//! let settings = SimSettings { fps: 10.0, substeps: 1, iterations: 1, gravity: [0.0; 3], ..Default::default() };
+//! let mut builder = ModelBuilder::new(settings, Limits::default()).unwrap();
+//! builder.add_cloth(ClothDesc {
+//!     name: "seed".into(),
+//!     positions: vec![[0.0, 0.0, 0.0], [2.0, 0.0, 0.0]],
+//!     mass: MassSpec::ParticleMass(1.0),
+//!     edge_sets: vec![EdgeSet {
+//!         edges: vec![[0, 1]],
+//!         rest_lengths: Some(vec![1.0]),
+//!         elasticity: Elasticity::Compliance(Compliance::new(0.01).unwrap()),
+//!         ..EdgeSet::stretch()
+//!     }],
+//!     pins: vec![0],
+//!     ..ClothDesc::default()
+//! }).unwrap();
+//! let model = builder.build().unwrap();
+//! assert_eq!(model.report().stretch, 1);
+//! assert_eq!(model.particles().inv_mass(), &[0.0, 1.0]);
+//! ```
+
+use std::collections::HashMap;
+
+use crate::distance::{DistanceBatches, DistanceConstraint, DistanceKind, MIN_LENGTH};
+use crate::error::{BuildError, ClothRef, Location, Rule};
+use crate::limits::{Limits, RAISE_HINT};
+use crate::model::{BuildReport, ClothInfo, Model};
+use crate::particles::Particles;
+use crate::settings::SimSettings;
+use crate::topology::{distance, triangle_area};
+use crate::units::Elasticity;
+
+/// How a cloth's particles get their mass.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum MassSpec {
+    /// The same mass for every particle, in kg (`> 0`).
+    ParticleMass(f32),
+    /// Areal density in kg/m² (`> 0`): each triangle's mass is split equally among its corners.
+    Density(f32),
+}
+
+impl Default for MassSpec {
+    /// 1 kg per particle.
+    fn default() -> Self {
+        MassSpec::ParticleMass(1.0)
+    }
+}
+
+/// A list of distance constraints of one kind sharing one material.
+#[derive(Debug, Clone, PartialEq)]
+pub struct EdgeSet {
+    /// Stretch or shear.
+    pub kind: DistanceKind,
+    /// The field naming this list in the scene (for error messages): `"edges"`, `"shear_edges"`.
+    pub field: &'static str,
+    /// The field naming the material (for error messages): `"stretch_compliance"`.
+    pub elasticity_field: &'static str,
+    /// Particle pairs, indices local to the cloth.
+    pub edges: Vec<[u32; 2]>,
+    /// Rest lengths in m, one per edge; `None` takes the distance in the initial positions.
+    pub rest_lengths: Option<Vec<f32>>,
+    /// Compliance (m/N) or stiffness (N/m).
+    pub elasticity: Elasticity,
+    /// XPBD damping `β` in N·s/m (`≥ 0`).
+    pub damping: f32,
+}
+
+impl EdgeSet {
+    /// An empty, rigid, undamped stretch set named `edges` / `stretch_compliance`.
+    pub fn stretch() -> Self {
+        EdgeSet {
+            kind: DistanceKind::Stretch,
+            field: "edges",
+            elasticity_field: "stretch_compliance",
+            edges: Vec::new(),
+            rest_lengths: None,
+            elasticity: Elasticity::RIGID,
+            damping: 0.0,
+        }
+    }
+
+    /// An empty, rigid, undamped shear set named `shear_edges` / `shear_compliance`.
+    pub fn shear() -> Self {
+        EdgeSet {
+            kind: DistanceKind::Shear,
+            field: "shear_edges",
+            elasticity_field: "shear_compliance",
+            ..EdgeSet::stretch()
+        }
+    }
+}
+
+/// One cloth as a scene describes it; indices are local to the cloth.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct ClothDesc {
+    /// Name (cache files are named after it): letters, digits, `-`, `_`, `.`.
+    pub name: String,
+    /// Initial (and rest) positions in m.
+    pub positions: Vec<[f32; 3]>,
+    /// Initial velocities in m/s, one per particle; `None` = at rest.
+    pub velocities: Option<Vec<[f32; 3]>>,
+    /// Mass of the particles.
+    pub mass: MassSpec,
+    /// Triangles (for density lumping and mesh output).
+    pub triangles: Vec<[u32; 3]>,
+    /// Distance constraint lists.
+    pub edge_sets: Vec<EdgeSet>,
+    /// Pinned particles (inverse mass 0). Repeats are allowed.
+    pub pins: Vec<u32>,
+}
+
+/// Builds a [`Model`] from cloths, checking every rule on the way in.
+#[derive(Debug, Clone)]
+pub struct ModelBuilder {
+    settings: SimSettings,
+    limits: Limits,
+    positions: Vec<[f32; 3]>,
+    velocities: Vec<[f32; 3]>,
+    inv_mass: Vec<f32>,
+    constraints: Vec<DistanceConstraint>,
+    cloths: Vec<ClothInfo>,
+    dropped_pinned: usize,
+}
+
+impl ModelBuilder {
+    /// A builder for a scene with these settings (validated here) and resource limits.
+    pub fn new(settings: SimSettings, limits: Limits) -> Result<Self, BuildError> {
+        settings.validate()?;
+        let steps = settings.frames as u64 * settings.substeps as u64;
+        if steps > limits.max_steps {
+            return Err(BuildError::new(
+                Location::setting("frames"),
+                Rule::TooLarge {
+                    what: "frames × substeps time steps",
+                    requested: steps,
+                    limit: limits.max_steps,
+                    hint: RAISE_HINT,
+                },
+            ));
+        }
+        Ok(ModelBuilder {
+            settings,
+            limits,
+            positions: Vec::new(),
+            velocities: Vec::new(),
+            inv_mass: Vec::new(),
+            constraints: Vec::new(),
+            cloths: Vec::new(),
+            dropped_pinned: 0,
+        })
+    }
+
+    /// The settings the model will have.
+    pub fn settings(&self) -> &SimSettings {
+        &self.settings
+    }
+
+    /// The limits in force.
+    pub fn limits(&self) -> &Limits {
+        &self.limits
+    }
+
+    /// A location in cloth number `ordinal` named `name`.
+    fn at(ordinal: usize, name: &str, field: &'static str, index: Option<usize>) -> Location {
+        Location {
+            cloth: Some(ClothRef {
+                ordinal,
+                name: name.to_string(),
+            }),
+            field,
+            index,
+        }
+    }
+
+    /// Validates `desc` and adds it to the model. On error nothing is added.
+    pub fn add_cloth(&mut self, desc: ClothDesc) -> Result<&mut Self, BuildError> {
+        let ordinal = self.cloths.len();
+        let name = desc.name.clone();
+        let err =
+            |field, index, rule| BuildError::new(Self::at(ordinal, &name, field, index), rule);
+
+        // Name.
+        let name_ok = !name.is_empty()
+            && !name.starts_with('.')
+            && name
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'));
+        if !name_ok {
+            return Err(err("name", None, Rule::BadName { name: name.clone() }));
+        }
+        if let Some(first) = self.cloths.iter().position(|c| c.name == name) {
+            return Err(err(
+                "name",
+                None,
+                Rule::DuplicateName {
+                    name: name.clone(),
+                    first,
+                },
+            ));
+        }
+
+        // Particles.
+        let n = desc.positions.len();
+        if n == 0 {
+            return Err(err("positions", None, Rule::NoParticles));
+        }
+        let total = self.positions.len() as u64 + n as u64;
+        let particle_limit = self.limits.max_particles.min(u32::MAX as u64);
+        if total > particle_limit {
+            return Err(err(
+                "positions",
+                None,
+                Rule::TooLarge {
+                    what: "particles in the scene",
+                    requested: total,
+                    limit: particle_limit,
+                    hint: RAISE_HINT,
+                },
+            ));
+        }
+        let not_finite = |v: &[f32; 3]| v.iter().find(|c| !c.is_finite()).map(|c| c.to_string());
+        for (i, p) in desc.positions.iter().enumerate() {
+            if let Some(value) = not_finite(p) {
+                return Err(err("positions", Some(i), Rule::NotFinite { value }));
+            }
+        }
+        let velocities = match &desc.velocities {
+            Some(v) if v.len() != n => {
+                return Err(err(
+                    "velocities",
+                    None,
+                    Rule::LengthMismatch {
+                        len: v.len(),
+                        expected: n,
+                        partner: "positions",
+                    },
+                ));
+            }
+            Some(v) => {
+                for (i, p) in v.iter().enumerate() {
+                    if let Some(value) = not_finite(p) {
+                        return Err(err("velocities", Some(i), Rule::NotFinite { value }));
+                    }
+                }
+                v.clone()
+            }
+            None => vec![[0.0; 3]; n],
+        };
+        let check_index = |field, i, p: u32| {
+            if (p as usize) < n {
+                Ok(())
+            } else {
+                Err(err(
+                    field,
+                    Some(i),
+                    Rule::IndexOutOfRange {
+                        index: p as u64,
+                        len: n,
+                    },
+                ))
+            }
+        };
+        for (i, t) in desc.triangles.iter().enumerate() {
+            for &p in t {
+                check_index("triangles", i, p)?;
+            }
+        }
+        let mut pinned = vec![false; n];
+        for (i, &p) in desc.pins.iter().enumerate() {
+            check_index("pins", i, p)?;
+            pinned[p as usize] = true;
+        }
+
+        // Masses.
+        let mut inv_mass = vec![0.0f32; n];
+        match desc.mass {
+            MassSpec::ParticleMass(m) => {
+                let field = "particle_mass";
+                if !m.is_finite() {
+                    return Err(err(
+                        field,
+                        None,
+                        Rule::NotFinite {
+                            value: m.to_string(),
+                        },
+                    ));
+                }
+                if m <= 0.0 {
+                    return Err(err(field, None, Rule::NotPositive { value: m as f64 }));
+                }
+                inv_mass.fill(1.0 / m);
+            }
+            MassSpec::Density(rho) => {
+                let field = "density";
+                if !rho.is_finite() {
+                    return Err(err(
+                        field,
+                        None,
+                        Rule::NotFinite {
+                            value: rho.to_string(),
+                        },
+                    ));
+                }
+                if rho <= 0.0 {
+                    return Err(err(field, None, Rule::NotPositive { value: rho as f64 }));
+                }
+                if desc.triangles.is_empty() {
+                    return Err(err(field, None, Rule::DensityWithoutTriangles));
+                }
+                let mut mass = vec![0.0f64; n];
+                for t in &desc.triangles {
+                    let [a, b, c] = t.map(|p| desc.positions[p as usize]);
+                    let share = triangle_area(a, b, c) * rho as f64 / 3.0;
+                    for &p in t {
+                        mass[p as usize] += share;
+                    }
+                }
+                for (i, &m) in mass.iter().enumerate() {
+                    let w = (1.0 / m) as f32;
+                    if !pinned[i] && !(m > 0.0 && w.is_finite() && w > 0.0) {
+                        return Err(err(
+                            field,
+                            None,
+                            Rule::MasslessParticle { particle: i as u32 },
+                        ));
+                    }
+                    inv_mass[i] = w;
+                }
+            }
+        }
+        for (w, &p) in inv_mass.iter_mut().zip(&pinned) {
+            if p {
+                *w = 0.0;
+            }
+        }
+
+        // Distance constraints.
+        let offset = self.positions.len() as u32;
+        let time_step = self.settings.time_step();
+        let mut seen: HashMap<[u32; 2], (&'static str, usize)> = HashMap::new();
+        let mut constraints = Vec::new();
+        let mut dropped = 0;
+        for set in &desc.edge_sets {
+            if let Some(r) = &set.rest_lengths
+                && r.len() != set.edges.len()
+            {
+                return Err(err(
+                    "rest_lengths",
+                    None,
+                    Rule::LengthMismatch {
+                        len: r.len(),
+                        expected: set.edges.len(),
+                        partner: set.field,
+                    },
+                ));
+            }
+            let compliance = set.elasticity.compliance();
+            let alpha = compliance.get();
+            if !(alpha * time_step.inv_h2).is_finite() {
+                return Err(err(
+                    set.elasticity_field,
+                    None,
+                    Rule::TooLargeForTimeStep {
+                        value: alpha,
+                        h: time_step.h64,
+                        what: "α/h²",
+                    },
+                ));
+            }
+            let damping_field = match set.kind {
+                DistanceKind::Stretch => "stretch_damping",
+                DistanceKind::Shear => "shear_damping",
+            };
+            if !set.damping.is_finite() {
+                return Err(err(
+                    damping_field,
+                    None,
+                    Rule::NotFinite {
+                        value: set.damping.to_string(),
+                    },
+                ));
+            }
+            if set.damping < 0.0 {
+                return Err(err(
+                    damping_field,
+                    None,
+                    Rule::Negative {
+                        value: set.damping as f64,
+                    },
+                ));
+            }
+            if !(alpha * set.damping * time_step.inv_h).is_finite() {
+                return Err(err(
+                    damping_field,
+                    None,
+                    Rule::TooLargeForTimeStep {
+                        value: set.damping,
+                        h: time_step.h64,
+                        what: "α·β/h",
+                    },
+                ));
+            }
+            for (i, &[a, b]) in set.edges.iter().enumerate() {
+                check_index(set.field, i, a)?;
+                check_index(set.field, i, b)?;
+                if a == b {
+                    return Err(err(set.field, Some(i), Rule::SelfEdge { particle: a }));
+                }
+                if let Some(&(field, first)) = seen.get(&[a.min(b), a.max(b)]) {
+                    return Err(err(
+                        set.field,
+                        Some(i),
+                        Rule::DuplicateEdge { a, b, field, first },
+                    ));
+                }
+                seen.insert([a.min(b), a.max(b)], (set.field, i));
+                let initial = distance(desc.positions[a as usize], desc.positions[b as usize]);
+                if initial.partial_cmp(&MIN_LENGTH) != Some(std::cmp::Ordering::Greater) {
+                    return Err(err(
+                        set.field,
+                        Some(i),
+                        Rule::CoincidentParticles {
+                            a,
+                            b,
+                            distance: initial,
+                            min: MIN_LENGTH,
+                        },
+                    ));
+                }
+                let rest = match &set.rest_lengths {
+                    Some(r) => {
+                        let r = r[i];
+                        if !r.is_finite() {
+                            return Err(err(
+                                "rest_lengths",
+                                Some(i),
+                                Rule::NotFinite {
+                                    value: r.to_string(),
+                                },
+                            ));
+                        }
+                        if r <= 0.0 {
+                            return Err(err(
+                                "rest_lengths",
+                                Some(i),
+                                Rule::NotPositive { value: r as f64 },
+                            ));
+                        }
+                        r
+                    }
+                    None => initial,
+                };
+                if pinned[a as usize] && pinned[b as usize] {
+                    dropped += 1;
+                    continue;
+                }
+                constraints.push(DistanceConstraint {
+                    particles: [a + offset, b + offset],
+                    rest_length: rest,
+                    compliance,
+                    damping: set.damping,
+                    kind: set.kind,
+                });
+            }
+        }
+        let total_constraints = self.constraints.len() as u64 + constraints.len() as u64;
+        if total_constraints > self.limits.max_constraints {
+            return Err(err(
+                "edges",
+                None,
+                Rule::TooLarge {
+                    what: "constraints in the scene",
+                    requested: total_constraints,
+                    limit: self.limits.max_constraints,
+                    hint: RAISE_HINT,
+                },
+            ));
+        }
+
+        // Everything holds: commit.
+        let start = self.positions.len();
+        self.positions.extend_from_slice(&desc.positions);
+        self.velocities.extend_from_slice(&velocities);
+        self.inv_mass.extend_from_slice(&inv_mass);
+        self.constraints.extend(constraints);
+        self.dropped_pinned += dropped;
+        self.cloths.push(ClothInfo {
+            name,
+            particles: start..start + n,
+            triangles: desc.triangles,
+        });
+        Ok(self)
+    }
+
+    /// Colours the constraints and builds the model. Fails if no cloth was added.
+    pub fn build(self) -> Result<Model, BuildError> {
+        if self.cloths.is_empty() {
+            return Err(BuildError::new(Location::setting("cloth"), Rule::NoCloth));
+        }
+        let free: Vec<bool> = self.inv_mass.iter().map(|&w| w > 0.0).collect();
+        let particles = Particles::new(&self.positions, &self.velocities, &self.inv_mass);
+        let distance = DistanceBatches::new(&self.constraints, &free);
+        let count = |k| self.constraints.iter().filter(|c| c.kind == k).count();
+        let report = BuildReport {
+            particles: particles.len(),
+            pinned: free.iter().filter(|&&f| !f).count(),
+            stretch: count(DistanceKind::Stretch),
+            shear: count(DistanceKind::Shear),
+            dropped_pinned: self.dropped_pinned,
+            distance_colours: distance.colour_sizes(),
+            distance_serial: distance.serial_len(),
+            distance_batches: distance.plan().len(),
+            distance_fill: distance.batch_fill(),
+        };
+        Ok(Model {
+            settings: self.settings,
+            particles,
+            distance,
+            cloths: self.cloths,
+            report,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::units::{Compliance, Stiffness};
+
+    fn settings() -> SimSettings {
+        SimSettings {
+            fps: 10.0,
+            substeps: 1,
+            iterations: 1,
+            gravity: [0.0; 3],
+            ..Default::default()
+        }
+    }
+
+    fn two() -> ClothDesc {
+        ClothDesc {
+            name: "c".into(),
+            positions: vec![[0.0; 3], [1.0, 0.0, 0.0], [0.0, 1.0, 0.0]],
+            edge_sets: vec![EdgeSet {
+                edges: vec![[0, 1]],
+                ..EdgeSet::stretch()
+            }],
+            ..ClothDesc::default()
+        }
+    }
+
+    fn fails(desc: ClothDesc) -> BuildError {
+        let mut b = ModelBuilder::new(settings(), Limits::default()).unwrap();
+        b.add_cloth(desc).unwrap_err()
+    }
+
+    #[test]
+    fn each_rule_names_its_place() {
+        let e = fails(ClothDesc {
+            positions: vec![],
+            ..two()
+        });
+        assert_eq!(e.rule, Rule::NoParticles);
+        let e = fails(ClothDesc {
+            positions: vec![[0.0; 3], [f32::NAN, 0.0, 0.0]],
+            ..two()
+        });
+        assert_eq!((e.location.field, e.location.index), ("positions", Some(1)));
+        let e = fails(ClothDesc {
+            pins: vec![7],
+            ..two()
+        });
+        assert_eq!(e.rule, Rule::IndexOutOfRange { index: 7, len: 3 });
+        let e = fails(ClothDesc {
+            mass: MassSpec::ParticleMass(-1.0),
+            ..two()
+        });
+        assert_eq!(e.location.field, "particle_mass");
+        let e = fails(ClothDesc {
+            mass: MassSpec::Density(1.0),
+            ..two()
+        });
+        assert_eq!(e.rule, Rule::DensityWithoutTriangles);
+        let mut d = two();
+        d.edge_sets[0].edges = vec![[0, 1], [2, 2]];
+        assert_eq!(fails(d).rule, Rule::SelfEdge { particle: 2 });
+        let mut d = two();
+        d.edge_sets[0].edges = vec![[0, 1], [1, 0]];
+        assert!(matches!(
+            fails(d).rule,
+            Rule::DuplicateEdge { first: 0, .. }
+        ));
+        let mut d = two();
+        d.edge_sets[0].rest_lengths = Some(vec![1.0, 2.0]);
+        assert!(matches!(
+            fails(d).rule,
+            Rule::LengthMismatch {
+                len: 2,
+                expected: 1,
+                ..
+            }
+        ));
+        let mut d = two();
+        d.edge_sets[0].rest_lengths = Some(vec![0.0]);
+        assert!(matches!(fails(d).rule, Rule::NotPositive { .. }));
+        let mut d = two();
+        d.positions[1] = [0.0; 3];
+        assert!(matches!(
+            fails(d).rule,
+            Rule::CoincidentParticles { a: 0, b: 1, .. }
+        ));
+        let mut d = two();
+        d.edge_sets[0].damping = -1.0;
+        assert_eq!(fails(d).location.field, "stretch_damping");
+        let mut d = two();
+        d.edge_sets[0].elasticity = Elasticity::Compliance(Compliance::new(f32::MAX).unwrap());
+        assert!(matches!(fails(d).rule, Rule::TooLargeForTimeStep { .. }));
+        assert!(matches!(
+            fails(ClothDesc {
+                name: "a/b".into(),
+                ..two()
+            })
+            .rule,
+            Rule::BadName { .. }
+        ));
+    }
+
+    #[test]
+    fn density_lumps_triangle_mass() {
+        let mut b = ModelBuilder::new(settings(), Limits::default()).unwrap();
+        b.add_cloth(ClothDesc {
+            mass: MassSpec::Density(3.0),
+            triangles: vec![[0, 1, 2]],
+            ..two()
+        })
+        .unwrap();
+        let m = b.build().unwrap();
+        // Area 0.5 m² × 3 kg/m² = 1.5 kg, 0.5 kg per corner.
+        assert_eq!(m.particles().inv_mass(), &[2.0, 2.0, 2.0]);
+    }
+
+    #[test]
+    fn pinned_pairs_are_dropped_and_counted() {
+        let mut b = ModelBuilder::new(settings(), Limits::default()).unwrap();
+        let mut d = two();
+        d.edge_sets[0].edges = vec![[0, 1], [1, 2]];
+        d.edge_sets[0].elasticity = Elasticity::Stiffness(Stiffness::new(50.0).unwrap());
+        d.pins = vec![0, 1, 1];
+        b.add_cloth(d).unwrap();
+        let m = b.build().unwrap();
+        assert_eq!(m.report().dropped_pinned, 1);
+        assert_eq!(m.report().stretch, 1);
+        assert_eq!(m.report().pinned, 2);
+    }
+
+    #[test]
+    fn duplicate_names_and_empty_scenes() {
+        let mut b = ModelBuilder::new(settings(), Limits::default()).unwrap();
+        b.add_cloth(two()).unwrap();
+        assert!(matches!(
+            b.add_cloth(two()).unwrap_err().rule,
+            Rule::DuplicateName { first: 0, .. }
+        ));
+        let empty = ModelBuilder::new(settings(), Limits::default()).unwrap();
+        assert_eq!(empty.build().unwrap_err().rule, Rule::NoCloth);
+    }
+
+    #[test]
+    fn limits_refuse_big_requests() {
+        let limits = Limits {
+            max_particles: 2,
+            ..Limits::default()
+        };
+        let mut b = ModelBuilder::new(settings(), limits).unwrap();
+        assert!(matches!(
+            b.add_cloth(two()).unwrap_err().rule,
+            Rule::TooLarge { .. }
+        ));
+        let limits = Limits {
+            max_steps: 5,
+            ..Limits::default()
+        };
+        let s = SimSettings {
+            frames: 10,
+            ..settings()
+        };
+        assert!(matches!(
+            ModelBuilder::new(s, limits).unwrap_err().rule,
+            Rule::TooLarge { .. }
+        ));
+    }
+}

@@ -1,0 +1,267 @@
+//! Distance constraints (stretch and shear) and their lane-packed form.
+//!
+//! A distance constraint keeps two particles at a rest length `L`:
+//! `C(x₀, x₁) = |x₁ − x₀| − L` (m), gradient `∇C₁ = −∇C₀ = n = (x₁ − x₀)/|x₁ − x₀|`,
+//! compliance `α` in m/N, damping `β` in N·s/m, multiplier `λ` in kg·m (`λ/h²` is the force in N).
+
+use std::ops::Range;
+
+use crate::colouring::{BatchPlan, Colouring, colour};
+use crate::lanes::{LANES, Lanes};
+use crate::units::Compliance;
+
+/// Shortest particle distance (m) from which a constraint direction is computed. Closer pairs are
+/// degenerate: refused in a rest shape, skipped and counted at run time.
+pub const MIN_LENGTH: f32 = 1e-6;
+
+/// What a distance constraint stands for in the cloth; they share one kernel.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum DistanceKind {
+    /// Along the cloth's threads (structural edges).
+    Stretch,
+    /// Across the threads (diagonals).
+    Shear,
+}
+
+/// One distance constraint, as a builder states it.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct DistanceConstraint {
+    /// The two particles (global indices).
+    pub particles: [u32; 2],
+    /// Rest length in m (`> 0`).
+    pub rest_length: f32,
+    /// Compliance `α` in m/N.
+    pub compliance: Compliance,
+    /// XPBD constraint damping `β` in N·s/m (`≥ 0`; `0` = none).
+    pub damping: f32,
+    /// Stretch or shear.
+    pub kind: DistanceKind,
+}
+
+/// Distance constraints packed into SIMD batches by colour, with their multipliers `λ`.
+///
+/// Lane `k` of batch `b` is one constraint in every array. Fields are private: the batch plan's
+/// invariant (no particle written twice inside a colour) is what makes the parallel solve sound,
+/// so it is only ever built by [`DistanceBatches::new`], which checks it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct DistanceBatches {
+    plan: BatchPlan,
+    a: Vec<Lanes<u32>>,
+    b: Vec<Lanes<u32>>,
+    rest: Vec<Lanes<f32>>,
+    compliance: Vec<Lanes<f32>>,
+    damping: Vec<Lanes<f32>>,
+    kind: Vec<Lanes<u8>>,
+    lambda: Vec<Lanes<f32>>,
+}
+
+/// Read-only lanes of a [`DistanceBatches`], for kernels.
+#[derive(Debug, Clone)]
+pub struct DistanceLanes<'a> {
+    /// First particle of each lane.
+    pub a: &'a [Lanes<u32>],
+    /// Second particle of each lane.
+    pub b: &'a [Lanes<u32>],
+    /// Rest lengths in m.
+    pub rest: &'a [Lanes<f32>],
+    /// Compliances in m/N.
+    pub compliance: &'a [Lanes<f32>],
+    /// Damping `β` in N·s/m; empty when no constraint is damped.
+    pub damping: &'a [Lanes<f32>],
+    /// Active lanes per batch.
+    pub active: &'a [u8],
+    /// Write masks per batch (bit `slot·LANES + lane`; slot 0 = `a`, 1 = `b`).
+    pub writes: &'a [u32],
+    /// Batch range of each colour.
+    pub colours: &'a [Range<usize>],
+    /// Batches solved serially, lane by lane, after the colours.
+    pub serial: Range<usize>,
+}
+
+impl DistanceBatches {
+    /// Colours and packs `constraints`; `free[p]` says whether particle `p` can move.
+    ///
+    /// Constraints whose particles are all pinned must already be left out (they can never
+    /// move); indices must be valid for `free`. All `λ` start at 0.
+    pub fn new(constraints: &[DistanceConstraint], free: &[bool]) -> Self {
+        let pairs: Vec<[u32; 2]> = constraints.iter().map(|c| c.particles).collect();
+        let colouring: Colouring = colour(&pairs, free);
+        let plan = BatchPlan::pack(&colouring, &pairs, free);
+        let lane = |f: &dyn Fn(&DistanceConstraint) -> f32| -> Vec<Lanes<f32>> {
+            plan.lanes
+                .iter()
+                .map(|l| Lanes(l.0.map(|c| f(&constraints[c as usize]))))
+                .collect()
+        };
+        let damped = constraints.iter().any(|c| c.damping != 0.0);
+        DistanceBatches {
+            a: plan
+                .lanes
+                .iter()
+                .map(|l| Lanes(l.0.map(|c| constraints[c as usize].particles[0])))
+                .collect(),
+            b: plan
+                .lanes
+                .iter()
+                .map(|l| Lanes(l.0.map(|c| constraints[c as usize].particles[1])))
+                .collect(),
+            rest: lane(&|c| c.rest_length),
+            compliance: lane(&|c| c.compliance.get()),
+            damping: if damped {
+                lane(&|c| c.damping)
+            } else {
+                Vec::new()
+            },
+            kind: plan
+                .lanes
+                .iter()
+                .map(|l| Lanes(l.0.map(|c| constraints[c as usize].kind as u8)))
+                .collect(),
+            lambda: vec![Lanes::splat(0.0); plan.len()],
+            plan,
+        }
+    }
+
+    /// Number of constraints (active lanes).
+    pub fn len(&self) -> usize {
+        self.plan.active.iter().map(|&a| a as usize).sum()
+    }
+
+    /// True when there are no constraints.
+    pub fn is_empty(&self) -> bool {
+        self.plan.is_empty()
+    }
+
+    /// The batch plan (colours, serial list, lane-to-constraint map).
+    pub fn plan(&self) -> &BatchPlan {
+        &self.plan
+    }
+
+    /// True when some constraint has damping `β > 0`.
+    pub fn is_damped(&self) -> bool {
+        !self.damping.is_empty()
+    }
+
+    /// Read-only lanes for a kernel.
+    pub fn lanes(&self) -> DistanceLanes<'_> {
+        DistanceLanes {
+            a: &self.a,
+            b: &self.b,
+            rest: &self.rest,
+            compliance: &self.compliance,
+            damping: &self.damping,
+            active: &self.plan.active,
+            writes: &self.plan.writes,
+            colours: &self.plan.colours,
+            serial: self.plan.serial.clone(),
+        }
+    }
+
+    /// Read-only lanes and the mutable multipliers `λ` (kg·m), for a kernel.
+    pub fn lanes_and_lambda_mut(&mut self) -> (DistanceLanes<'_>, &mut [Lanes<f32>]) {
+        let lanes = DistanceLanes {
+            a: &self.a,
+            b: &self.b,
+            rest: &self.rest,
+            compliance: &self.compliance,
+            damping: &self.damping,
+            active: &self.plan.active,
+            writes: &self.plan.writes,
+            colours: &self.plan.colours,
+            serial: self.plan.serial.clone(),
+        };
+        (lanes, &mut self.lambda)
+    }
+
+    /// The multipliers `λ` (kg·m) per batch lane; padding lanes hold no meaning.
+    pub fn lambda(&self) -> &[Lanes<f32>] {
+        &self.lambda
+    }
+
+    /// Sets every `λ` to zero (the start of each XPBD time step).
+    pub fn reset_lambda(&mut self) {
+        self.lambda.fill(Lanes::splat(0.0));
+    }
+
+    /// The constraints in the order the solver projects them: colour by colour, batch by batch,
+    /// lane by lane, then the serial list; each with its current `λ` (kg·m).
+    pub fn solve_order(&self) -> impl Iterator<Item = (DistanceConstraint, f32)> + '_ {
+        (0..self.plan.len()).flat_map(move |b| {
+            (0..self.plan.active[b] as usize).map(move |k| {
+                let kind = if self.kind[b].0[k] == DistanceKind::Stretch as u8 {
+                    DistanceKind::Stretch
+                } else {
+                    DistanceKind::Shear
+                };
+                let c = DistanceConstraint {
+                    particles: [self.a[b].0[k], self.b[b].0[k]],
+                    rest_length: self.rest[b].0[k],
+                    compliance: Compliance::new(self.compliance[b].0[k])
+                        .expect("validated at build"),
+                    damping: self.damping.get(b).map_or(0.0, |d| d.0[k]),
+                    kind,
+                };
+                (c, self.lambda[b].0[k])
+            })
+        })
+    }
+
+    /// Colour count (the serial list not included).
+    pub fn colour_count(&self) -> usize {
+        self.plan.colours.len()
+    }
+
+    /// Constraints in each colour.
+    pub fn colour_sizes(&self) -> Vec<usize> {
+        self.plan
+            .colours
+            .iter()
+            .map(|r| r.clone().map(|b| self.plan.active[b] as usize).sum())
+            .collect()
+    }
+
+    /// Constraints solved serially (the overflow of the colouring).
+    pub fn serial_len(&self) -> usize {
+        self.plan
+            .serial
+            .clone()
+            .map(|b| self.plan.active[b] as usize)
+            .sum()
+    }
+
+    /// Fraction of SIMD lanes holding a real constraint, in `[0, 1]`.
+    pub fn batch_fill(&self) -> f64 {
+        if self.plan.is_empty() {
+            return 1.0;
+        }
+        self.len() as f64 / (self.plan.len() * LANES) as f64
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn c(a: u32, b: u32) -> DistanceConstraint {
+        DistanceConstraint {
+            particles: [a, b],
+            rest_length: 1.0,
+            compliance: Compliance::RIGID,
+            damping: 0.0,
+            kind: DistanceKind::Stretch,
+        }
+    }
+
+    #[test]
+    fn packs_and_orders() {
+        let cons: Vec<_> = (0..10).map(|i| c(i, i + 1)).collect();
+        let free = vec![true; 11];
+        let d = DistanceBatches::new(&cons, &free);
+        assert_eq!(d.len(), 10);
+        assert_eq!(d.colour_sizes(), vec![5, 5]);
+        assert!(!d.is_damped());
+        let order: Vec<_> = d.solve_order().map(|(c, _)| c.particles[0]).collect();
+        assert_eq!(order, vec![0, 2, 4, 6, 8, 1, 3, 5, 7, 9]);
+        assert_eq!(d.batch_fill(), 10.0 / 16.0);
+    }
+}

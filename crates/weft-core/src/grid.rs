@@ -1,0 +1,224 @@
+//! Rectangular cloth grids: particles, triangles, structural and shear edges.
+//!
+//! Particle `(i, j)` (column `i < nu`, row `j < nv`) has index `j·nu + i` and sits at
+//! `origin + i·du·U + j·dv·V`, where `U`, `V` are the unit axes of the grid's plane and
+//! `du = width/(nu − 1)`, `dv = height/(nv − 1)`.
+
+use crate::error::Rule;
+use crate::limits::{Limits, RAISE_HINT};
+
+/// The plane a grid lies in: its first axis `U` and second axis `V`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum GridPlane {
+    /// `U = x`, `V = y` (a hanging flag with y up).
+    #[default]
+    XY,
+    /// `U = x`, `V = z` (a sheet lying flat with y up).
+    XZ,
+    /// `U = y`, `V = z`.
+    YZ,
+}
+
+impl GridPlane {
+    fn axes(self) -> (usize, usize) {
+        match self {
+            GridPlane::XY => (0, 1),
+            GridPlane::XZ => (0, 2),
+            GridPlane::YZ => (1, 2),
+        }
+    }
+}
+
+/// A grid request.
+#[derive(Debug, Clone, PartialEq)]
+pub struct GridDesc {
+    /// Particles along `U` and along `V` (each `≥ 2`).
+    pub resolution: [u32; 2],
+    /// Extent along `U` and `V` in m (each `> 0`).
+    pub size: [f32; 2],
+    /// Position of particle `(0, 0)` in m.
+    pub origin: [f32; 3],
+    /// The plane.
+    pub plane: GridPlane,
+}
+
+/// A generated grid.
+#[derive(Debug, Clone, PartialEq)]
+pub struct GridMesh {
+    /// Particle positions in m.
+    pub positions: Vec<[f32; 3]>,
+    /// Two triangles per cell, counter-clockwise seen from `U × V`.
+    pub triangles: Vec<[u32; 3]>,
+    /// Edges along `U` then along `V`.
+    pub structural: Vec<[u32; 2]>,
+    /// Both diagonals of each cell.
+    pub shear: Vec<[u32; 2]>,
+}
+
+impl GridDesc {
+    /// Number of particles the grid has (computed without allocating).
+    pub fn particle_count(&self) -> u64 {
+        self.resolution[0] as u64 * self.resolution[1] as u64
+    }
+
+    /// Index of particle `(i, j)`.
+    pub fn index(&self, i: u32, j: u32) -> u32 {
+        j * self.resolution[0] + i
+    }
+
+    /// The four corner particles: `(0,0)`, `(nu−1,0)`, `(0,nv−1)`, `(nu−1,nv−1)`.
+    pub fn corners(&self) -> [u32; 4] {
+        let [nu, nv] = self.resolution;
+        [
+            self.index(0, 0),
+            self.index(nu - 1, 0),
+            self.index(0, nv - 1),
+            self.index(nu - 1, nv - 1),
+        ]
+    }
+
+    /// Checks the request against its rules and `limits`, before anything is allocated.
+    /// Returns the offending field (`"resolution"`, `"size"`, `"origin"`) and rule.
+    pub fn validate(&self, limits: &Limits) -> Result<(), (&'static str, Rule)> {
+        for &r in &self.resolution {
+            if r < 2 {
+                return Err(("resolution", Rule::GridTooSmall { value: r }));
+            }
+        }
+        let n = self.particle_count();
+        if n > limits.max_particles.min(u32::MAX as u64) {
+            return Err((
+                "resolution",
+                Rule::TooLarge {
+                    what: "grid particles",
+                    requested: n,
+                    limit: limits.max_particles.min(u32::MAX as u64),
+                    hint: RAISE_HINT,
+                },
+            ));
+        }
+        for &s in &self.size {
+            if !s.is_finite() {
+                return Err((
+                    "size",
+                    Rule::NotFinite {
+                        value: s.to_string(),
+                    },
+                ));
+            }
+            if s <= 0.0 {
+                return Err(("size", Rule::NotPositive { value: s as f64 }));
+            }
+        }
+        if let Some(o) = self.origin.iter().find(|o| !o.is_finite()) {
+            return Err((
+                "origin",
+                Rule::NotFinite {
+                    value: o.to_string(),
+                },
+            ));
+        }
+        Ok(())
+    }
+
+    /// Generates the grid after [`GridDesc::validate`].
+    pub fn generate(&self, limits: &Limits) -> Result<GridMesh, (&'static str, Rule)> {
+        self.validate(limits)?;
+        let [nu, nv] = self.resolution;
+        let (ua, va) = self.plane.axes();
+        let du = self.size[0] as f64 / (nu - 1) as f64;
+        let dv = self.size[1] as f64 / (nv - 1) as f64;
+        let mut positions = Vec::with_capacity(self.particle_count() as usize);
+        for j in 0..nv {
+            for i in 0..nu {
+                let mut p = self.origin.map(f64::from);
+                p[ua] += i as f64 * du;
+                p[va] += j as f64 * dv;
+                positions.push(p.map(|c| c as f32));
+            }
+        }
+        let cells = (nu as usize - 1) * (nv as usize - 1);
+        let mut triangles = Vec::with_capacity(2 * cells);
+        let mut shear = Vec::with_capacity(2 * cells);
+        for j in 0..nv - 1 {
+            for i in 0..nu - 1 {
+                let (p00, p10) = (self.index(i, j), self.index(i + 1, j));
+                let (p01, p11) = (self.index(i, j + 1), self.index(i + 1, j + 1));
+                triangles.push([p00, p10, p11]);
+                triangles.push([p00, p11, p01]);
+                shear.push([p00, p11]);
+                shear.push([p10, p01]);
+            }
+        }
+        let mut structural = Vec::with_capacity(2 * (nu as usize) * (nv as usize));
+        for j in 0..nv {
+            for i in 0..nu - 1 {
+                structural.push([self.index(i, j), self.index(i + 1, j)]);
+            }
+        }
+        for j in 0..nv - 1 {
+            for i in 0..nu {
+                structural.push([self.index(i, j), self.index(i, j + 1)]);
+            }
+        }
+        Ok(GridMesh {
+            positions,
+            triangles,
+            structural,
+            shear,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn three_by_two() {
+        let g = GridDesc {
+            resolution: [3, 2],
+            size: [2.0, 1.0],
+            origin: [0.0; 3],
+            plane: GridPlane::XZ,
+        };
+        let m = g.generate(&Limits::default()).unwrap();
+        assert_eq!(m.positions.len(), 6);
+        assert_eq!(m.positions[4], [1.0, 0.0, 1.0]);
+        assert_eq!(m.triangles.len(), 4);
+        assert_eq!(m.structural.len(), 2 * 2 + 3);
+        assert_eq!(m.shear.len(), 4);
+        assert_eq!(g.corners(), [0, 2, 3, 5]);
+    }
+
+    #[test]
+    fn refuses_before_allocating() {
+        let g = GridDesc {
+            resolution: [100_000, 100_000],
+            size: [1.0; 2],
+            origin: [0.0; 3],
+            plane: GridPlane::XY,
+        };
+        assert!(matches!(
+            g.generate(&Limits::default()),
+            Err(("resolution", Rule::TooLarge { .. }))
+        ));
+        let g = GridDesc {
+            resolution: [1, 5],
+            ..g
+        };
+        assert!(matches!(
+            g.validate(&Limits::default()),
+            Err(("resolution", Rule::GridTooSmall { value: 1 }))
+        ));
+        let g = GridDesc {
+            resolution: [2, 2],
+            size: [0.0, 1.0],
+            ..g
+        };
+        assert!(matches!(
+            g.validate(&Limits::default()),
+            Err(("size", Rule::NotPositive { .. }))
+        ));
+    }
+}

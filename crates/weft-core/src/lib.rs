@@ -1,0 +1,34 @@
+//! # weft-core — the cloth model
+//!
+//! Structure-of-arrays state and validated constraint sets for weft's XPBD cloth solver. This crate
+//! holds data and its rules; the solvers live in `weft-kernels` (SIMD, parallel) and
+//! `weft-reference` (scalar, plain).
+//!
+//! * [`units`]: [`Compliance`](units::Compliance) and [`Stiffness`](units::Stiffness) as distinct
+//!   types with units.
+//! * [`particles`]: positions, previous positions, velocities and inverse masses as arrays.
+//! * [`distance`]: distance constraints and their lane-packed batches.
+//! * [`colouring`]: deterministic greedy colouring and SIMD batch packing, with its invariant.
+//! * [`builder`]: [`ModelBuilder`](builder::ModelBuilder) checks every rule of the bad-input
+//!   policy and returns [`BuildError`](error::BuildError)s naming the cloth, field and index.
+//! * [`grid`], [`topology`]: grid generation and edges from triangles.
+//!
+//! Units are SI throughout: m, kg, s; inverse masses in 1/kg, `0` meaning pinned.
+
+pub mod builder;
+pub mod colouring;
+pub mod distance;
+pub mod error;
+pub mod grid;
+pub mod lanes;
+pub mod limits;
+pub mod model;
+pub mod particles;
+pub mod settings;
+pub mod topology;
+pub mod units;
+
+pub use builder::{ClothDesc, EdgeSet, MassSpec, ModelBuilder};
+pub use error::{BuildError, Rule};
+pub use model::Model;
+pub use settings::{SimSettings, TimeStep};

@@ -1,0 +1,224 @@
+//! Simulation settings (`[simulation]` of a scene) and the derived time step.
+
+use crate::error::{BuildError, Location, Rule};
+
+/// Scene-wide simulation settings, in SI units.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SimSettings {
+    /// Frames per second of the cache, in 1/s (`> 0`).
+    pub fps: f64,
+    /// Frames to bake (`≥ 1`); a cache holds `frames + 1` samples, sample 0 being the initial state.
+    pub frames: u32,
+    /// XPBD time steps per frame (`≥ 1`).
+    pub substeps: u32,
+    /// Solver iterations per time step (`≥ 1`).
+    pub iterations: u32,
+    /// Gravity in m/s².
+    pub gravity: [f32; 3],
+    /// Global velocity damping rate in 1/s (`≥ 0`): after each time step `v ← v·exp(−rate·h)`.
+    pub velocity_damping: f32,
+}
+
+impl Default for SimSettings {
+    /// 60 fps, 1 frame, 4 substeps, 8 iterations, Earth gravity along −y, no damping.
+    fn default() -> Self {
+        SimSettings {
+            fps: 60.0,
+            frames: 1,
+            substeps: 4,
+            iterations: 8,
+            gravity: [0.0, -9.81, 0.0],
+            velocity_damping: 0.0,
+        }
+    }
+}
+
+impl SimSettings {
+    /// Checks every rule: finite numbers, `fps > 0`, `frames, substeps, iterations ≥ 1`,
+    /// `velocity_damping ≥ 0`, and a time step `h = 1/(fps·substeps)` that is positive in `f32`.
+    pub fn validate(&self) -> Result<(), BuildError> {
+        let err = |field, rule| Err(BuildError::new(Location::setting(field), rule));
+        if !self.fps.is_finite() {
+            return err(
+                "fps",
+                Rule::NotFinite {
+                    value: self.fps.to_string(),
+                },
+            );
+        }
+        if self.fps <= 0.0 {
+            return err("fps", Rule::NotPositive { value: self.fps });
+        }
+        if self.frames == 0 {
+            return err("frames", Rule::Zero);
+        }
+        if self.substeps == 0 {
+            return err("substeps", Rule::Zero);
+        }
+        if self.iterations == 0 {
+            return err("iterations", Rule::Zero);
+        }
+        if let Some(g) = self.gravity.iter().find(|g| !g.is_finite()) {
+            return err(
+                "gravity",
+                Rule::NotFinite {
+                    value: g.to_string(),
+                },
+            );
+        }
+        if !self.velocity_damping.is_finite() {
+            return err(
+                "velocity_damping",
+                Rule::NotFinite {
+                    value: self.velocity_damping.to_string(),
+                },
+            );
+        }
+        if self.velocity_damping < 0.0 {
+            return err(
+                "velocity_damping",
+                Rule::Negative {
+                    value: self.velocity_damping as f64,
+                },
+            );
+        }
+        let h = self.time_step();
+        if !(h.h > 0.0 && h.h.is_finite() && h.inv_h2.is_finite()) {
+            // fps·substeps so large (or small) that h or 1/h² leaves f32.
+            return err("fps", Rule::NotPositive { value: h.h as f64 });
+        }
+        Ok(())
+    }
+
+    /// The XPBD time step `h = 1/(fps·substeps)` and its derived factors.
+    pub fn time_step(&self) -> TimeStep {
+        TimeStep::new(
+            1.0 / (self.fps * self.substeps as f64),
+            self.velocity_damping,
+        )
+    }
+}
+
+/// One XPBD time step `h` and the factors the solver derives from it once per step.
+///
+/// The factors are computed in `f64` and rounded once to `f32`, so that for the seed example
+/// (`α = 0.01 m/N`, `h = 0.1 s`) `α̃ = α·(1/h²)` is exactly `1`.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct TimeStep {
+    /// The step in s.
+    pub h: f32,
+    /// `1/h` in 1/s.
+    pub inv_h: f32,
+    /// `1/h²` in 1/s²: multiplies a compliance into `α̃`.
+    pub inv_h2: f32,
+    /// `h` in s, unrounded.
+    pub h64: f64,
+    /// Velocity scale after the step: `exp(−velocity_damping·h)`.
+    pub velocity_scale: f32,
+}
+
+impl TimeStep {
+    /// The factors for a step of `h` seconds and a damping rate in 1/s.
+    pub fn new(h: f64, velocity_damping: f32) -> Self {
+        TimeStep {
+            h: h as f32,
+            inv_h: (1.0 / h) as f32,
+            inv_h2: (1.0 / (h * h)) as f32,
+            h64: h,
+            velocity_scale: (-(velocity_damping as f64) * h).exp() as f32,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn seed_time_step_is_exact() {
+        let s = SimSettings {
+            fps: 10.0,
+            substeps: 1,
+            ..SimSettings::default()
+        };
+        let t = s.time_step();
+        assert_eq!(t.h, 0.1);
+        assert_eq!(t.inv_h2, 100.0);
+        assert_eq!(0.01f32 * t.inv_h2, 1.0);
+        assert_eq!(t.velocity_scale, 1.0);
+    }
+
+    #[test]
+    fn rejects_bad_settings() {
+        let base = SimSettings::default();
+        for (s, field) in [
+            (
+                SimSettings {
+                    fps: 0.0,
+                    ..base.clone()
+                },
+                "fps",
+            ),
+            (
+                SimSettings {
+                    fps: -1.0,
+                    ..base.clone()
+                },
+                "fps",
+            ),
+            (
+                SimSettings {
+                    fps: f64::NAN,
+                    ..base.clone()
+                },
+                "fps",
+            ),
+            (
+                SimSettings {
+                    fps: 1e300,
+                    ..base.clone()
+                },
+                "fps",
+            ),
+            (
+                SimSettings {
+                    substeps: 0,
+                    ..base.clone()
+                },
+                "substeps",
+            ),
+            (
+                SimSettings {
+                    iterations: 0,
+                    ..base.clone()
+                },
+                "iterations",
+            ),
+            (
+                SimSettings {
+                    frames: 0,
+                    ..base.clone()
+                },
+                "frames",
+            ),
+            (
+                SimSettings {
+                    gravity: [0.0, f32::INFINITY, 0.0],
+                    ..base.clone()
+                },
+                "gravity",
+            ),
+            (
+                SimSettings {
+                    velocity_damping: -1.0,
+                    ..base.clone()
+                },
+                "velocity_damping",
+            ),
+        ] {
+            let e = s.validate().unwrap_err();
+            assert_eq!(e.location.field, field, "{e}");
+        }
+        assert!(base.validate().is_ok());
+    }
+}
