@@ -10,7 +10,7 @@
 //! // The seed's worked example: one end pinned, 1 kg at 2 m, rest length 1 m.
 //! let settings = SimSettings { fps: 10.0, substeps: 1, iterations: 1, gravity: [0.0; 3], ..Default::default() };
 //! let mut builder = ModelBuilder::new(settings, Limits::default()).unwrap();
-//! builder.add_cloth(ClothDesc {
+//! builder.add_cloth(&ClothDesc {
 //!     name: "seed".into(),
 //!     positions: vec![[0.0, 0.0, 0.0], [2.0, 0.0, 0.0]],
 //!     mass: MassSpec::ParticleMass(1.0),
@@ -30,7 +30,7 @@
 
 use std::collections::HashMap;
 
-use crate::distance::{DistanceBatches, DistanceConstraint, DistanceKind, MIN_LENGTH};
+use crate::distance::{DistanceBatches, DistanceConstraint, DistanceKind, MAX_LENGTH, MIN_LENGTH};
 use crate::error::{BuildError, ClothRef, Location, Rule};
 use crate::limits::{Limits, RAISE_HINT};
 use crate::model::{BuildReport, ClothInfo, Model};
@@ -64,6 +64,10 @@ pub struct EdgeSet {
     pub field: &'static str,
     /// The field naming the material (for error messages): `"stretch_compliance"`.
     pub elasticity_field: &'static str,
+    /// The field naming the rest lengths (for error messages): `"rest_lengths"`.
+    pub rest_field: &'static str,
+    /// The field naming the damping (for error messages): `"stretch_damping"`.
+    pub damping_field: &'static str,
     /// Particle pairs, indices local to the cloth.
     pub edges: Vec<[u32; 2]>,
     /// Rest lengths in m, one per edge; `None` takes the distance in the initial positions.
@@ -81,6 +85,8 @@ impl EdgeSet {
             kind: DistanceKind::Stretch,
             field: "edges",
             elasticity_field: "stretch_compliance",
+            rest_field: "rest_lengths",
+            damping_field: "stretch_damping",
             edges: Vec::new(),
             rest_lengths: None,
             elasticity: Elasticity::RIGID,
@@ -94,6 +100,8 @@ impl EdgeSet {
             kind: DistanceKind::Shear,
             field: "shear_edges",
             elasticity_field: "shear_compliance",
+            rest_field: "shear_rest_lengths",
+            damping_field: "shear_damping",
             ..EdgeSet::stretch()
         }
     }
@@ -182,7 +190,7 @@ impl ModelBuilder {
     }
 
     /// Validates `desc` and adds it to the model. On error nothing is added.
-    pub fn add_cloth(&mut self, desc: ClothDesc) -> Result<&mut Self, BuildError> {
+    pub fn add_cloth(&mut self, desc: &ClothDesc) -> Result<&mut Self, BuildError> {
         let ordinal = self.cloths.len();
         let name = desc.name.clone();
         let err =
@@ -326,7 +334,8 @@ impl ModelBuilder {
                 }
                 for (i, &m) in mass.iter().enumerate() {
                     let w = (1.0 / m) as f32;
-                    if !pinned[i] && !(m > 0.0 && w.is_finite() && w > 0.0) {
+                    let has_mass = m > 0.0 && w.is_finite() && w > 0.0;
+                    if !pinned[i] && !has_mass {
                         return Err(err(
                             field,
                             None,
@@ -354,7 +363,7 @@ impl ModelBuilder {
                 && r.len() != set.edges.len()
             {
                 return Err(err(
-                    "rest_lengths",
+                    set.rest_field,
                     None,
                     Rule::LengthMismatch {
                         len: r.len(),
@@ -376,10 +385,7 @@ impl ModelBuilder {
                     },
                 ));
             }
-            let damping_field = match set.kind {
-                DistanceKind::Stretch => "stretch_damping",
-                DistanceKind::Shear => "shear_damping",
-            };
+            let damping_field = set.damping_field;
             if !set.damping.is_finite() {
                 return Err(err(
                     damping_field,
@@ -433,6 +439,18 @@ impl ModelBuilder {
                             b,
                             distance: initial,
                             min: MIN_LENGTH,
+                        },
+                    ));
+                }
+                if !(initial <= MAX_LENGTH) {
+                    return Err(err(
+                        set.field,
+                        Some(i),
+                        Rule::TooFarApart {
+                            a,
+                            b,
+                            distance: initial,
+                            max: MAX_LENGTH,
                         },
                     ));
                 }
@@ -496,7 +514,7 @@ impl ModelBuilder {
         self.cloths.push(ClothInfo {
             name,
             particles: start..start + n,
-            triangles: desc.triangles,
+            triangles: desc.triangles.clone(),
         });
         Ok(self)
     }
@@ -560,7 +578,7 @@ mod tests {
 
     fn fails(desc: ClothDesc) -> BuildError {
         let mut b = ModelBuilder::new(settings(), Limits::default()).unwrap();
-        b.add_cloth(desc).unwrap_err()
+        b.add_cloth(&desc).unwrap_err()
     }
 
     #[test]
@@ -637,7 +655,7 @@ mod tests {
     #[test]
     fn density_lumps_triangle_mass() {
         let mut b = ModelBuilder::new(settings(), Limits::default()).unwrap();
-        b.add_cloth(ClothDesc {
+        b.add_cloth(&ClothDesc {
             mass: MassSpec::Density(3.0),
             triangles: vec![[0, 1, 2]],
             ..two()
@@ -655,7 +673,7 @@ mod tests {
         d.edge_sets[0].edges = vec![[0, 1], [1, 2]];
         d.edge_sets[0].elasticity = Elasticity::Stiffness(Stiffness::new(50.0).unwrap());
         d.pins = vec![0, 1, 1];
-        b.add_cloth(d).unwrap();
+        b.add_cloth(&d).unwrap();
         let m = b.build().unwrap();
         assert_eq!(m.report().dropped_pinned, 1);
         assert_eq!(m.report().stretch, 1);
@@ -665,9 +683,9 @@ mod tests {
     #[test]
     fn duplicate_names_and_empty_scenes() {
         let mut b = ModelBuilder::new(settings(), Limits::default()).unwrap();
-        b.add_cloth(two()).unwrap();
+        b.add_cloth(&two()).unwrap();
         assert!(matches!(
-            b.add_cloth(two()).unwrap_err().rule,
+            b.add_cloth(&two()).unwrap_err().rule,
             Rule::DuplicateName { first: 0, .. }
         ));
         let empty = ModelBuilder::new(settings(), Limits::default()).unwrap();
@@ -682,7 +700,7 @@ mod tests {
         };
         let mut b = ModelBuilder::new(settings(), limits).unwrap();
         assert!(matches!(
-            b.add_cloth(two()).unwrap_err().rule,
+            b.add_cloth(&two()).unwrap_err().rule,
             Rule::TooLarge { .. }
         ));
         let limits = Limits {

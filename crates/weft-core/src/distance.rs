@@ -14,6 +14,10 @@ use crate::units::Compliance;
 /// degenerate: refused in a rest shape, skipped and counted at run time.
 pub const MIN_LENGTH: f32 = 1e-6;
 
+/// Longest particle distance (m) a kernel projects. Farther pairs (or a non-finite distance) are
+/// degenerate and skipped and counted, which bounds every correction and keeps positions finite.
+pub const MAX_LENGTH: f32 = 1e9;
+
 /// What a distance constraint stands for in the cloth; they share one kernel.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum DistanceKind {
@@ -53,29 +57,84 @@ pub struct DistanceBatches {
     damping: Vec<Lanes<f32>>,
     kind: Vec<Lanes<u8>>,
     lambda: Vec<Lanes<f32>>,
+    particle_count: usize,
 }
 
 /// Read-only lanes of a [`DistanceBatches`], for kernels.
+///
+/// Only [`DistanceBatches`] makes one, so a kernel may rely on the batch plan's invariant (no
+/// particle written twice inside a colour) and on every particle index being below
+/// [`particle_count`](DistanceLanes::particle_count).
 #[derive(Debug, Clone)]
 pub struct DistanceLanes<'a> {
+    a: &'a [Lanes<u32>],
+    b: &'a [Lanes<u32>],
+    rest: &'a [Lanes<f32>],
+    compliance: &'a [Lanes<f32>],
+    damping: &'a [Lanes<f32>],
+    active: &'a [u8],
+    writes: &'a [u32],
+    colours: &'a [Range<usize>],
+    serial: Range<usize>,
+    particle_count: usize,
+}
+
+impl<'a> DistanceLanes<'a> {
     /// First particle of each lane.
-    pub a: &'a [Lanes<u32>],
+    #[inline]
+    pub fn a(&self) -> &'a [Lanes<u32>] {
+        self.a
+    }
     /// Second particle of each lane.
-    pub b: &'a [Lanes<u32>],
+    #[inline]
+    pub fn b(&self) -> &'a [Lanes<u32>] {
+        self.b
+    }
     /// Rest lengths in m.
-    pub rest: &'a [Lanes<f32>],
+    #[inline]
+    pub fn rest(&self) -> &'a [Lanes<f32>] {
+        self.rest
+    }
     /// Compliances in m/N.
-    pub compliance: &'a [Lanes<f32>],
+    #[inline]
+    pub fn compliance(&self) -> &'a [Lanes<f32>] {
+        self.compliance
+    }
     /// Damping `β` in N·s/m; empty when no constraint is damped.
-    pub damping: &'a [Lanes<f32>],
+    #[inline]
+    pub fn damping(&self) -> &'a [Lanes<f32>] {
+        self.damping
+    }
     /// Active lanes per batch.
-    pub active: &'a [u8],
+    #[inline]
+    pub fn active(&self) -> &'a [u8] {
+        self.active
+    }
     /// Write masks per batch (bit `slot·LANES + lane`; slot 0 = `a`, 1 = `b`).
-    pub writes: &'a [u32],
+    #[inline]
+    pub fn writes(&self) -> &'a [u32] {
+        self.writes
+    }
     /// Batch range of each colour.
-    pub colours: &'a [Range<usize>],
+    #[inline]
+    pub fn colours(&self) -> &'a [Range<usize>] {
+        self.colours
+    }
     /// Batches solved serially, lane by lane, after the colours.
-    pub serial: Range<usize>,
+    #[inline]
+    pub fn serial(&self) -> Range<usize> {
+        self.serial.clone()
+    }
+    /// Every particle index in these lanes is below this count.
+    #[inline]
+    pub fn particle_count(&self) -> usize {
+        self.particle_count
+    }
+    /// Number of batches.
+    #[inline]
+    pub fn batch_count(&self) -> usize {
+        self.active.len()
+    }
 }
 
 impl DistanceBatches {
@@ -118,6 +177,7 @@ impl DistanceBatches {
                 .map(|l| Lanes(l.0.map(|c| constraints[c as usize].kind as u8)))
                 .collect(),
             lambda: vec![Lanes::splat(0.0); plan.len()],
+            particle_count: free.len(),
             plan,
         }
     }
@@ -154,6 +214,7 @@ impl DistanceBatches {
             writes: &self.plan.writes,
             colours: &self.plan.colours,
             serial: self.plan.serial.clone(),
+            particle_count: self.particle_count,
         }
     }
 
@@ -169,6 +230,7 @@ impl DistanceBatches {
             writes: &self.plan.writes,
             colours: &self.plan.colours,
             serial: self.plan.serial.clone(),
+            particle_count: self.particle_count,
         };
         (lanes, &mut self.lambda)
     }

@@ -62,7 +62,7 @@ pub enum Rule {
         value: String,
     },
     /// A material number breaks its unit's rule.
-    #[error("{value} {error}")]
+    #[error("{} {error}", number32(*value))]
     Unit {
         /// The offending value.
         value: f32,
@@ -70,13 +70,13 @@ pub enum Rule {
         error: UnitError,
     },
     /// A quantity that must be positive is zero or negative.
-    #[error("{value} must be greater than zero")]
+    #[error("{} must be greater than zero", number(*value))]
     NotPositive {
         /// The offending value.
         value: f64,
     },
     /// A quantity that must not be negative is.
-    #[error("{value} must not be negative")]
+    #[error("{} must not be negative", number(*value))]
     Negative {
         /// The offending value.
         value: f64,
@@ -113,7 +113,9 @@ pub enum Rule {
         first: usize,
     },
     /// A list's length does not match the list it pairs with.
-    #[error("has {len} entries but {partner} has {expected}: the two lists pair up one to one")]
+    #[error(
+        "has length {len} but {partner} has length {expected}: the two lists pair up one to one"
+    )]
     LengthMismatch {
         /// This list's length.
         len: usize,
@@ -128,8 +130,8 @@ pub enum Rule {
     /// Two particles joined by a constraint start at (nearly) the same point, so the constraint's
     /// direction is undefined.
     #[error(
-        "joins particles {a} and {b}, which are {distance} m apart in the rest shape: below the \
-         {min} m a constraint direction can be computed from"
+        "joins particles {a} and {b}, which are {} m apart in the rest shape: below the {} m a \
+         constraint direction can be computed from", number32(*distance), number32(*min)
     )]
     CoincidentParticles {
         /// First particle.
@@ -170,7 +172,7 @@ pub enum Rule {
         particle: u32,
     },
     /// A compliance or damping too large for the time step: `α/h²` or `α·β/h` overflows `f32`.
-    #[error("{value} is too large for the time step h = {h} s: {what} is not a finite f32")]
+    #[error("{value:?} is too large for the time step h = {h:?} s: {what} is not a finite f32")]
     TooLargeForTimeStep {
         /// The value.
         value: f32,
@@ -213,9 +215,54 @@ pub enum Rule {
         /// The offending resolution.
         value: u32,
     },
+    /// `fps·substeps` gives a time step `h` (or `1/h²`) that `f32` cannot hold.
+    #[error(
+        "{fps:?} fps × {substeps} substeps gives h = {h:?} s, outside what the solver can represent (h and 1/h² must be finite and positive in f32)"
+    )]
+    TimeStepOutOfRange {
+        /// Frames per second.
+        fps: f64,
+        /// Substeps per frame.
+        substeps: u32,
+        /// The resulting step in s.
+        h: f64,
+    },
+    /// Two particles joined by a constraint start farther apart than a kernel projects.
+    #[error(
+        "joins particles {a} and {b}, which are {distance:?} m apart: more than the {max:?} m a constraint projects"
+    )]
+    TooFarApart {
+        /// First particle.
+        a: u32,
+        /// Second particle.
+        b: u32,
+        /// Their distance in m.
+        distance: f32,
+        /// The longest distance a kernel projects, in m.
+        max: f32,
+    },
     /// A scene without any cloth.
     #[error("the scene has no cloth")]
     NoCloth,
+}
+
+/// A number as a message shows it: whole numbers without a fraction, others in the shortest form
+/// that reads back exactly (`1e37`, not 38 digits).
+fn number(value: f64) -> String {
+    if value.fract() == 0.0 && value.abs() < 1e15 {
+        format!("{}", value as i64)
+    } else {
+        format!("{value:?}")
+    }
+}
+
+/// [`number`] for an `f32`.
+fn number32(value: f32) -> String {
+    if value.fract() == 0.0 && value.abs() < 1e7 {
+        format!("{}", value as i64)
+    } else {
+        format!("{value:?}")
+    }
 }
 
 /// A model that cannot be built: where, and which rule.

@@ -83,9 +83,16 @@ impl SimSettings {
             );
         }
         let h = self.time_step();
-        if !(h.h > 0.0 && h.h.is_finite() && h.inv_h2.is_finite()) {
+        if !(h.h > 0.0 && h.h.is_finite() && h.inv_h2.is_finite() && h.inv_h2 > 0.0) {
             // fps·substeps so large (or small) that h or 1/h² leaves f32.
-            return err("fps", Rule::NotPositive { value: h.h as f64 });
+            return err(
+                "fps",
+                Rule::TimeStepOutOfRange {
+                    fps: self.fps,
+                    substeps: self.substeps,
+                    h: h.h64,
+                },
+            );
         }
         Ok(())
     }

@@ -1,1 +1,30 @@
-//! weft-io
+//! # weft-io — weft's files
+//!
+//! Everything weft reads and writes, with the bad-input policy of DESIGN §3: a user's mistake is an
+//! `Err` whose one-line message names the file, the line and the rule, never a panic.
+//!
+//! * [`scene`]: scene files (TOML) into a [`weft_core::ModelBuilder`], with every key, its type and
+//!   unit documented there. [`load_scene`] / [`parse_scene`] give a [`Scene`];
+//!   [`Scene::build_model`] gives a [`weft_core::Model`]; errors are [`SceneError`]s pointing at
+//!   `file:line:column`.
+//! * [`cache`]: the [`CacheWriter`] trait, the [`CacheFormat`]s and [`create_cache`].
+//! * [`pc2`]: PC2 point caches (writer and a hardened reader, [`read_pc2`] / [`parse_pc2`]).
+//! * [`usd`]: ASCII USD (`.usda`) meshes with time-sampled points.
+//! * [`obj_sequence`]: one Wavefront OBJ file per sample.
+//!
+//! Every cache is written under a temporary name (`NAME.pc2.partial`, ...) and renamed to its final
+//! name only when every declared sample is written: a bake that fails, is killed, or drops its
+//! writer leaves no cache that looks complete.
+
+pub mod cache;
+pub mod obj_sequence;
+pub mod pc2;
+pub mod scene;
+mod staged;
+pub mod usd;
+
+pub use cache::{CacheFormat, CacheSpec, CacheWriter, UnknownFormat, create_cache};
+pub use pc2::{Pc2, Pc2Error, parse_pc2, read_pc2};
+pub use scene::{
+    MAX_SCENE_BYTES, Scene, SceneError, SceneRule, SourcePos, load_scene, parse_scene,
+};

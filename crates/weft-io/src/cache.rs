@@ -1,0 +1,364 @@
+//! Animation caches: the [`CacheWriter`] trait, the [`CacheFormat`]s and [`create_cache`].
+//!
+//! A cache of one cloth holds `samples` snapshots of its particle positions (m), sample `k` at frame
+//! `k` (time `k/fps` s); a bake of `frames` frames writes `frames + 1` samples, sample 0 being the
+//! initial state.
+//!
+//! ```
+//! use weft_io::cache::{CacheFormat, CacheSpec, create_cache};
+//! let dir = tempfile::tempdir().unwrap();
+//! let spec = CacheSpec {
+//!     dir: dir.path(),
+//!     name: "seed",
+//!     triangles: &[],
+//!     point_count: 2,
+//!     fps: 10.0,
+//!     samples: 2,
+//! };
+//! let mut cache = create_cache(CacheFormat::Pc2, &spec).unwrap();
+//! cache.write_sample(&[[0.0, 0.0, 0.0], [2.0, 0.0, 0.0]]).unwrap();
+//! cache.write_sample(&[[0.0, 0.0, 0.0], [1.5, 0.0, 0.0]]).unwrap();
+//! let files = cache.finish().unwrap();
+//! assert_eq!(files, vec![dir.path().join("seed.pc2")]);
+//! let pc2 = weft_io::read_pc2(&files[0]).unwrap();
+//! assert_eq!(pc2.sample(1)[1], [1.5, 0.0, 0.0]);
+//! ```
+//!
+//! Every writer writes under temporary names (`NAME.pc2.partial`) and renames its files into place
+//! in [`CacheWriter::finish`], after checking that every declared sample was written. A writer
+//! dropped without `finish` removes its temporary files. An existing cache of the same name is
+//! replaced only by a complete one.
+
+use std::fmt;
+use std::io;
+use std::path::{Path, PathBuf};
+use std::str::FromStr;
+
+use crate::obj_sequence::ObjSequenceWriter;
+use crate::pc2::Pc2Writer;
+use crate::usd::UsdWriter;
+
+/// Writes one cloth's samples, in order, then publishes the files. Writers are `Send`, so a bake
+/// may write its caches from another thread.
+pub trait CacheWriter: Send {
+    /// Appends the next sample: one position (m) per point, exactly
+    /// [`CacheSpec::point_count`] of them, all finite. Fails (writing nothing) on a wrong count, a
+    /// non-finite position, or a sample beyond [`CacheSpec::samples`].
+    fn write_sample(&mut self, positions: &[[f32; 3]]) -> io::Result<()>;
+
+    /// Checks that every declared sample was written, flushes and syncs the files, and renames them
+    /// to their final names, which it returns (one file, or one per sample for an OBJ sequence).
+    /// On any error the temporary files are removed and no final file is left.
+    fn finish(self: Box<Self>) -> io::Result<Vec<PathBuf>>;
+}
+
+/// A cache file format.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum CacheFormat {
+    /// `NAME.pc2`: PC2 point cache (Blender's Mesh Cache modifier, Maya, Houdini, 3ds Max).
+    Pc2,
+    /// `NAME.usda`: ASCII USD, a mesh (or points) with time-sampled positions.
+    Usd,
+    /// `NAME.0000.obj`, `NAME.0001.obj`, ...: one Wavefront OBJ per sample.
+    ObjSequence,
+}
+
+impl CacheFormat {
+    /// Every format, in the order of their names.
+    pub const ALL: [CacheFormat; 3] =
+        [CacheFormat::Pc2, CacheFormat::Usd, CacheFormat::ObjSequence];
+
+    /// The name used on the command line: `"pc2"`, `"usd"`, `"obj"`.
+    pub fn name(self) -> &'static str {
+        match self {
+            CacheFormat::Pc2 => "pc2",
+            CacheFormat::Usd => "usd",
+            CacheFormat::ObjSequence => "obj",
+        }
+    }
+}
+
+impl fmt::Display for CacheFormat {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// A cache format name that is not one of `pc2`, `usd`, `obj`.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("unknown cache format '{0}': use pc2, usd or obj")]
+pub struct UnknownFormat(pub String);
+
+impl FromStr for CacheFormat {
+    type Err = UnknownFormat;
+
+    /// Parses `"pc2"`, `"usd"` or `"obj"` (ASCII case-insensitive).
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        CacheFormat::ALL
+            .into_iter()
+            .find(|f| f.name().eq_ignore_ascii_case(s))
+            .ok_or_else(|| UnknownFormat(s.to_string()))
+    }
+}
+
+/// What a cache holds: where it goes, what it is named, its mesh and its sample layout.
+#[derive(Debug, Clone, Copy)]
+pub struct CacheSpec<'a> {
+    /// Directory the files are written to (must exist).
+    pub dir: &'a Path,
+    /// The cloth's name, the stem of every file: letters, digits, `-`, `_`, `.`, not starting
+    /// with `.` (the rule of `weft-core` for cloth names).
+    pub name: &'a str,
+    /// Triangles, as indices into the points (for USD and OBJ faces; PC2 ignores them). May be
+    /// empty: USD then writes a `Points` prim and OBJ only vertices.
+    pub triangles: &'a [[u32; 3]],
+    /// Points per sample (`≥ 1`).
+    pub point_count: usize,
+    /// Samples per second, in 1/s (`> 0`): the bake's frames per second.
+    pub fps: f64,
+    /// Samples the cache will hold (`≥ 1`): `frames + 1` for a bake.
+    pub samples: u32,
+}
+
+impl CacheSpec<'_> {
+    /// Checks the spec: a file-safe name, at least one point and one sample, a finite positive
+    /// `fps`, triangle indices below `point_count`.
+    pub fn validate(&self) -> io::Result<()> {
+        let name_ok = !self.name.is_empty()
+            && !self.name.starts_with('.')
+            && self
+                .name
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'));
+        if !name_ok {
+            return Err(invalid(format!(
+                "'{}' cannot name a cache file: use letters, digits, '-', '_' or '.', not starting with '.'",
+                self.name.escape_debug()
+            )));
+        }
+        if self.point_count == 0 {
+            return Err(invalid(format!("cache '{}': no points", self.name)));
+        }
+        if self.samples == 0 {
+            return Err(invalid(format!("cache '{}': no samples", self.name)));
+        }
+        if !(self.fps.is_finite() && self.fps > 0.0) {
+            return Err(invalid(format!(
+                "cache '{}': {} frames per second must be finite and greater than zero",
+                self.name, self.fps
+            )));
+        }
+        if let Some((i, t)) = self
+            .triangles
+            .iter()
+            .enumerate()
+            .find(|(_, t)| t.iter().any(|&p| p as usize >= self.point_count))
+        {
+            return Err(invalid(format!(
+                "cache '{}': triangle {i} {t:?} refers past the {} points",
+                self.name, self.point_count
+            )));
+        }
+        Ok(())
+    }
+
+    /// The final path of a file named `NAME` + `suffix` in the directory.
+    pub(crate) fn path(&self, suffix: &str) -> PathBuf {
+        self.dir.join(format!("{}{suffix}", self.name))
+    }
+}
+
+/// Opens a writer for `format` (see [`CacheSpec::validate`] for what is checked first).
+pub fn create_cache(format: CacheFormat, spec: &CacheSpec<'_>) -> io::Result<Box<dyn CacheWriter>> {
+    Ok(match format {
+        CacheFormat::Pc2 => Box::new(Pc2Writer::create(spec)?),
+        CacheFormat::Usd => Box::new(UsdWriter::create(spec)?),
+        CacheFormat::ObjSequence => Box::new(ObjSequenceWriter::create(spec)?),
+    })
+}
+
+/// An `InvalidInput` error.
+pub(crate) fn invalid(message: String) -> io::Error {
+    io::Error::new(io::ErrorKind::InvalidInput, message)
+}
+
+/// Counts samples against the declared number and checks each one before it is written.
+#[derive(Debug, Clone)]
+pub(crate) struct SampleCheck {
+    name: String,
+    point_count: usize,
+    samples: u32,
+    written: u32,
+}
+
+impl SampleCheck {
+    pub(crate) fn new(spec: &CacheSpec<'_>) -> Self {
+        SampleCheck {
+            name: spec.name.to_string(),
+            point_count: spec.point_count,
+            samples: spec.samples,
+            written: 0,
+        }
+    }
+
+    /// Checks the next sample (count, length, finiteness) and returns its index. The sample only
+    /// counts once [`SampleCheck::done`] is called after it was written.
+    pub(crate) fn next(&self, positions: &[[f32; 3]]) -> io::Result<u32> {
+        if self.written >= self.samples {
+            return Err(invalid(format!(
+                "cache '{}': sample {} is one more than the {} declared",
+                self.name, self.written, self.samples
+            )));
+        }
+        if positions.len() != self.point_count {
+            return Err(invalid(format!(
+                "cache '{}': sample {} has {} points, the cache has {}",
+                self.name,
+                self.written,
+                positions.len(),
+                self.point_count
+            )));
+        }
+        if let Some(i) = positions
+            .iter()
+            .position(|p| p.iter().any(|c| !c.is_finite()))
+        {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidData,
+                format!(
+                    "cache '{}': sample {}: point {i} is {:?}, not finite",
+                    self.name, self.written, positions[i]
+                ),
+            ));
+        }
+        Ok(self.written)
+    }
+
+    /// Marks the checked sample as written.
+    pub(crate) fn done(&mut self) {
+        self.written += 1;
+    }
+
+    /// Fails unless exactly the declared number of samples was written.
+    pub(crate) fn complete(&self) -> io::Result<()> {
+        if self.written == self.samples {
+            Ok(())
+        } else {
+            Err(io::Error::new(
+                io::ErrorKind::UnexpectedEof,
+                format!(
+                    "cache '{}': {} of {} samples written; the incomplete cache was removed",
+                    self.name, self.written, self.samples
+                ),
+            ))
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn format_names_round_trip() {
+        for f in CacheFormat::ALL {
+            assert_eq!(f.to_string().parse::<CacheFormat>(), Ok(f));
+        }
+        assert_eq!("OBJ".parse(), Ok(CacheFormat::ObjSequence));
+        assert_eq!(
+            "abc".parse::<CacheFormat>().unwrap_err().to_string(),
+            "unknown cache format 'abc': use pc2, usd or obj"
+        );
+    }
+
+    #[test]
+    fn spec_rules() {
+        let dir = Path::new(".");
+        let ok = CacheSpec {
+            dir,
+            name: "a",
+            triangles: &[[0, 1, 2]],
+            point_count: 3,
+            fps: 24.0,
+            samples: 1,
+        };
+        assert!(ok.validate().is_ok());
+        for bad in [
+            CacheSpec { name: "../x", ..ok },
+            CacheSpec { name: "", ..ok },
+            CacheSpec {
+                name: ".hidden",
+                ..ok
+            },
+            CacheSpec {
+                point_count: 2,
+                ..ok
+            },
+            CacheSpec { samples: 0, ..ok },
+            CacheSpec { fps: 0.0, ..ok },
+            CacheSpec {
+                fps: f64::NAN,
+                ..ok
+            },
+        ] {
+            let e = bad.validate().unwrap_err();
+            assert_eq!(e.kind(), io::ErrorKind::InvalidInput, "{e}");
+        }
+    }
+
+    #[test]
+    fn every_format_checks_samples_and_cleans_up() {
+        for format in CacheFormat::ALL {
+            let dir = tempfile::tempdir().unwrap();
+            let spec = CacheSpec {
+                dir: dir.path(),
+                name: "c",
+                triangles: &[],
+                point_count: 1,
+                fps: 24.0,
+                samples: 2,
+            };
+            let mut w = create_cache(format, &spec).unwrap();
+            assert!(w.write_sample(&[]).is_err(), "{format}: wrong length");
+            assert!(
+                w.write_sample(&[[f32::NAN, 0.0, 0.0]]).is_err(),
+                "{format}: NaN"
+            );
+            w.write_sample(&[[1.0, 2.0, 3.0]]).unwrap();
+            // One of two samples: finish refuses and leaves nothing.
+            let e = w.finish().unwrap_err();
+            assert_eq!(e.kind(), io::ErrorKind::UnexpectedEof, "{format}: {e}");
+            assert_eq!(
+                std::fs::read_dir(dir.path()).unwrap().count(),
+                0,
+                "{format}"
+            );
+
+            // Dropped mid-way: nothing left either.
+            let mut w = create_cache(format, &spec).unwrap();
+            w.write_sample(&[[1.0, 2.0, 3.0]]).unwrap();
+            drop(w);
+            assert_eq!(
+                std::fs::read_dir(dir.path()).unwrap().count(),
+                0,
+                "{format}"
+            );
+
+            // Complete: files in place, no partial file, a third sample refused.
+            let mut w = create_cache(format, &spec).unwrap();
+            w.write_sample(&[[1.0, 2.0, 3.0]]).unwrap();
+            w.write_sample(&[[1.0, 2.0, 3.5]]).unwrap();
+            assert!(
+                w.write_sample(&[[1.0, 2.0, 3.5]]).is_err(),
+                "{format}: extra"
+            );
+            let files = w.finish().unwrap();
+            let mut names: Vec<_> = std::fs::read_dir(dir.path())
+                .unwrap()
+                .map(|e| e.unwrap().path())
+                .collect();
+            names.sort();
+            assert_eq!(names, files, "{format}");
+        }
+    }
+}

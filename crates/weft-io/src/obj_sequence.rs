@@ -1,0 +1,146 @@
+//! OBJ sequences: one Wavefront OBJ file per sample, `NAME.0000.obj`, `NAME.0001.obj`, ...
+//!
+//! The frame number is zero-padded to 4 digits, or more if the last sample needs them (so the
+//! names sort in frame order). Each file holds a `v x y z` line per point (m) and, if the cloth
+//! has triangles, an `f a b c` line per triangle (1-based indices, as OBJ counts). Each frame is
+//! written to `NAME.NNNN.obj.partial`; [`CacheWriter::finish`] renames every frame once all
+//! samples are written.
+
+use std::fmt::Write as _;
+use std::io;
+use std::path::PathBuf;
+
+use crate::cache::{CacheSpec, CacheWriter, SampleCheck};
+use crate::staged::{self, Staged, with_path, write_all};
+
+/// Digits of the frame number in the file names of a sequence of `samples` samples (at least 4).
+///
+/// ```
+/// assert_eq!(weft_io::obj_sequence::frame_digits(10), 4);
+/// assert_eq!(weft_io::obj_sequence::frame_digits(10_001), 5);
+/// ```
+pub fn frame_digits(samples: u32) -> usize {
+    (samples.saturating_sub(1).max(1).ilog10() as usize + 1).max(4)
+}
+
+/// Streams an OBJ sequence, one file per sample.
+#[derive(Debug)]
+pub struct ObjSequenceWriter {
+    staged: Staged,
+    dir: PathBuf,
+    name: String,
+    digits: usize,
+    check: SampleCheck,
+    /// The `f` lines, written once and appended to every frame.
+    faces: String,
+    text: String,
+}
+
+impl ObjSequenceWriter {
+    /// Checks the spec; files are created as samples arrive.
+    pub fn create(spec: &CacheSpec<'_>) -> io::Result<Self> {
+        spec.validate()?;
+        let mut faces = String::new();
+        for t in spec.triangles {
+            let _ = writeln!(faces, "f {} {} {}", t[0] + 1, t[1] + 1, t[2] + 1);
+        }
+        Ok(ObjSequenceWriter {
+            staged: Staged::default(),
+            dir: spec.dir.to_path_buf(),
+            name: spec.name.to_string(),
+            digits: frame_digits(spec.samples),
+            check: SampleCheck::new(spec),
+            faces,
+            text: String::new(),
+        })
+    }
+
+    /// The final path of sample `k`.
+    pub fn frame_path(&self, k: u32) -> PathBuf {
+        self.dir.join(format!(
+            "{}.{:0width$}.obj",
+            self.name,
+            k,
+            width = self.digits
+        ))
+    }
+}
+
+impl CacheWriter for ObjSequenceWriter {
+    fn write_sample(&mut self, positions: &[[f32; 3]]) -> io::Result<()> {
+        let k = self.check.next(positions)?;
+        let path = self.frame_path(k);
+        let text = &mut self.text;
+        text.clear();
+        let _ = writeln!(text, "# weft cloth '{}', frame {k}", self.name);
+        for p in positions {
+            let _ = writeln!(text, "v {} {} {}", p[0], p[1], p[2]);
+        }
+        let mut out = self.staged.create(path.clone())?;
+        write_all(&mut out, text.as_bytes(), &path)?;
+        write_all(&mut out, self.faces.as_bytes(), &path)?;
+        staged::close(out).map_err(|e| with_path(e, &path))?;
+        self.check.done();
+        Ok(())
+    }
+
+    fn finish(self: Box<Self>) -> io::Result<Vec<PathBuf>> {
+        self.check.complete()?;
+        self.staged.commit()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cache::{CacheFormat, create_cache};
+
+    #[test]
+    fn names_and_contents() {
+        let dir = tempfile::tempdir().unwrap();
+        let spec = CacheSpec {
+            dir: dir.path(),
+            name: "flag",
+            triangles: &[[0, 1, 2]],
+            point_count: 3,
+            fps: 24.0,
+            samples: 3,
+        };
+        let mut w = create_cache(CacheFormat::ObjSequence, &spec).unwrap();
+        for k in 0..3 {
+            w.write_sample(&[[0.0, 0.0, 0.0], [1.0, 0.0, 0.0], [0.0, 1.0, k as f32 * 0.5]])
+                .unwrap();
+        }
+        assert!(dir.path().join("flag.0002.obj.partial").exists());
+        assert!(!dir.path().join("flag.0002.obj").exists());
+        let files = w.finish().unwrap();
+        let names: Vec<_> = files
+            .iter()
+            .map(|p| p.file_name().unwrap().to_str().unwrap().to_string())
+            .collect();
+        assert_eq!(names, ["flag.0000.obj", "flag.0001.obj", "flag.0002.obj"]);
+        assert_eq!(
+            std::fs::read_to_string(&files[2]).unwrap(),
+            "# weft cloth 'flag', frame 2\nv 0 0 0\nv 1 0 0\nv 0 1 1\nf 1 2 3\n"
+        );
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 3);
+    }
+
+    #[test]
+    fn digits_grow_with_the_sequence() {
+        assert_eq!(frame_digits(0), 4);
+        assert_eq!(frame_digits(1), 4);
+        assert_eq!(frame_digits(10_000), 4);
+        assert_eq!(frame_digits(10_001), 5);
+        let spec = CacheSpec {
+            dir: std::path::Path::new("out"),
+            name: "c",
+            triangles: &[],
+            point_count: 1,
+            fps: 24.0,
+            samples: 100_001,
+        };
+        let w = ObjSequenceWriter::create(&spec).unwrap();
+        assert_eq!(w.frame_path(7), std::path::Path::new("out/c.000007.obj"));
+    }
+}

@@ -1,0 +1,619 @@
+//! Scene reading: the seed and grid scenes, and every rule with its one-line message and line.
+
+use super::*;
+use weft_core::units::UnitError;
+
+const SEED: &str = r#"[simulation]
+fps = 10.0
+frames = 1
+substeps = 1
+iterations = 1
+gravity = [0.0, 0.0, 0.0]
+
+[[cloth]]
+name = "seed"
+positions = [[0.0, 0.0, 0.0], [2.0, 0.0, 0.0]]
+particle_mass = 1.0
+edges = [[0, 1]]
+rest_lengths = [1.0]
+stretch_compliance = 0.01
+pins = [0]
+"#;
+
+const FLAG: &str = r#"[simulation]
+fps = 24.0
+frames = 48
+
+[[cloth]]
+name = "flag"
+grid = { resolution = [4, 3], size = [1.5, 1.0], origin = [0.0, 1.0, 0.0], plane = "xy" }
+density = 0.2
+stretch_compliance = 1e-6
+shear_stiffness = 1e4
+pin_corners = ["top-left", "top-right"]
+"#;
+
+fn parse(text: &str) -> Result<Scene, SceneError> {
+    parse_scene(text, Path::new("scene.toml"), &Limits::default())
+}
+
+/// The error of parsing then building `text`, checked to be one line.
+fn error(text: &str) -> SceneError {
+    let e = match parse(text) {
+        Err(e) => e,
+        Ok(scene) => scene.build_model().expect_err("the scene should fail"),
+    };
+    assert!(!e.to_string().contains('\n'), "{e}");
+    e
+}
+
+/// The seed scene with `from` replaced by `to`.
+fn seed_with(from: &str, to: &str) -> String {
+    assert!(SEED.contains(from), "{from}");
+    SEED.replacen(from, to, 1)
+}
+
+fn flag_with(from: &str, to: &str) -> String {
+    assert!(FLAG.contains(from), "{from}");
+    FLAG.replacen(from, to, 1)
+}
+
+#[test]
+fn seed_scene_builds() {
+    let scene = parse(SEED).unwrap();
+    assert_eq!(scene.settings().fps, 10.0);
+    assert_eq!(scene.settings().frames, 1);
+    assert_eq!(scene.settings().gravity, [0.0; 3]);
+    assert_eq!(scene.cloth_names().collect::<Vec<_>>(), ["seed"]);
+    let cloth = &scene.cloths()[0];
+    assert_eq!(cloth.edge_sets[0].rest_lengths, Some(vec![1.0]));
+    assert_eq!(
+        cloth.edge_sets[0].elasticity.compliance(),
+        weft_core::units::Compliance::new(0.01).unwrap()
+    );
+    let model = scene.build_model().unwrap();
+    assert_eq!(model.particles().inv_mass(), &[0.0, 1.0]);
+    assert_eq!(model.report().stretch, 1);
+    assert_eq!(model.report().shear, 0);
+}
+
+#[test]
+fn defaults_fill_optional_keys() {
+    let scene = parse(
+        "[simulation]\nfps = 30\nframes = 2\n[[cloth]]\nname = \"c\"\npositions = [[0, 0, 0]]\n",
+    )
+    .unwrap();
+    let s = scene.settings();
+    assert_eq!((s.fps, s.substeps, s.iterations), (30.0, 4, 8));
+    assert_eq!(s.gravity, [0.0, -9.81, 0.0]);
+    assert_eq!(s.velocity_damping, 0.0);
+    let c = &scene.cloths()[0];
+    assert_eq!(c.mass, weft_core::MassSpec::ParticleMass(1.0));
+    assert!(c.velocities.is_none() && c.pins.is_empty());
+    assert!(scene.build_model().is_ok());
+}
+
+#[test]
+fn grid_scene_builds() {
+    let scene = parse(FLAG).unwrap();
+    let cloth = &scene.cloths()[0];
+    assert_eq!(cloth.positions.len(), 12);
+    assert_eq!(cloth.positions[11], [1.5, 2.0, 0.0]);
+    // top-left is (0, nv−1) = 8, top-right (nu−1, nv−1) = 11.
+    assert_eq!(cloth.pins, vec![8, 11]);
+    assert_eq!(cloth.triangles.len(), 12);
+    let model = scene.build_model().unwrap();
+    let report = model.report();
+    assert_eq!(report.stretch, 3 * 3 + 4 * 2);
+    assert_eq!(report.shear, 2 * 3 * 2);
+    assert_eq!(report.pinned, 2);
+    assert_eq!(model.cloths()[0].triangles.len(), 12);
+
+    // `[cloth.grid]` table form, another plane, no shear diagonals, explicit pins too.
+    let text = "[simulation]\nfps = 24\nframes = 1\n[[cloth]]\nname = \"sheet\"\nshear = false\n\
+                pins = [0]\npin_corners = [\"bottom-right\"]\n[cloth.grid]\nresolution = [3, 2]\n\
+                size = [2.0, 1.0]\nplane = \"xz\"\n";
+    let scene = parse(text).unwrap();
+    let cloth = &scene.cloths()[0];
+    assert_eq!(cloth.positions[4], [1.0, 0.0, 1.0]);
+    assert_eq!(cloth.pins, vec![0, 2]);
+    let model = scene.build_model().unwrap();
+    assert_eq!(model.report().shear, 0);
+    assert_eq!(model.report().stretch, 7);
+    assert_eq!(model.report().pinned, 2);
+}
+
+#[test]
+fn element_errors_point_at_the_element_line() {
+    let text = seed_with(
+        "edges = [[0, 1]]\nrest_lengths = [1.0]",
+        "positions = [[0.0, 0.0, 0.0], [2.0, 0.0, 0.0], [2.0, 1.0, 0.0], [0.0, 1.0, 0.0]]\nedges = [\n        [0, 1],\n        [1, 2],\n        [2, 3],\n        [1, 1],\n]",
+    )
+    .replacen("positions = [[0.0, 0.0, 0.0], [2.0, 0.0, 0.0]]\n", "", 1);
+    let e = error(&text);
+    assert_eq!(
+        e.to_string(),
+        "scene.toml:16:9: cloth 'seed': edges[3]: [1, 1] joins particle 1 to itself: an edge \
+         needs two different particles"
+    );
+    assert_eq!(e.line(), Some(16));
+    assert_eq!(e.rule(), Some(&weft_core::Rule::SelfEdge { particle: 1 }));
+}
+
+/// `(replace, with, message)` in the seed scene.
+const SEED_CASES: &[(&str, &str, &str)] = &[
+    // Format rules.
+    (
+        "fps = 10.0",
+        "fps = 10.0\nfoo = 1",
+        "scene.toml:3:1: unknown field `foo`, expected one of `fps`, `frames`, `substeps`, `iterations`, `gravity`, `velocity_damping`",
+    ),
+    (
+        "pins = [0]",
+        "pins = [0]\npin = [1]",
+        "scene.toml:16:1: unknown field `pin`, expected one of `name`, `positions`, `grid`, `velocities`, `particle_mass`, `density`, `triangles`, `edges`, `rest_lengths`, `stretch_compliance`, `stretch_stiffness`, `stretch_damping`, `shear`, `shear_edges`, `shear_compliance`, `shear_stiffness`, `shear_damping`, `pins`, `pin_corners`",
+    ),
+    (
+        "fps = 10.0",
+        "fps = 10.0 x",
+        "scene.toml:2:7: string values must be quoted, expected literal string",
+    ),
+    (
+        "frames = 1",
+        "frames = 1\nframes = 2",
+        "scene.toml:4:1: duplicate key",
+    ),
+    (
+        "frames = 1",
+        "frames = 1.5",
+        "scene.toml:3:10: invalid type: floating point `1.5`, expected an integer",
+    ),
+    (
+        "fps = 10.0",
+        "fps = \"fast\"",
+        "scene.toml:2:7: invalid type: string \"fast\", expected a number",
+    ),
+    (
+        "name = \"seed\"",
+        "",
+        "scene.toml:8:1: missing field `name`",
+    ),
+    ("frames = 1\n", "", "scene.toml:1:1: missing field `frames`"),
+    (
+        "[[cloth]]",
+        "[cloth]",
+        "scene.toml:8:1: invalid type: table, expected an array",
+    ),
+    (
+        "edges = [[0, 1]]",
+        "edges = [[0, 1, 2]]",
+        "scene.toml:12:10: invalid length 3, expected an array of exactly 2 elements",
+    ),
+    (
+        "positions = [[0.0, 0.0, 0.0], [2.0, 0.0, 0.0]]",
+        "positions = [[0.0, 0.0], [2.0, 0.0, 0.0]]",
+        "scene.toml:10:14: invalid length 2, expected an array of exactly 3 elements",
+    ),
+    (
+        "fps = 10.0",
+        "fps = nan",
+        "scene.toml:2:7: simulation.fps: NaN is not a finite number",
+    ),
+    (
+        "gravity = [0.0, 0.0, 0.0]",
+        "gravity = [0.0, -inf, 0.0]",
+        "scene.toml:6:11: simulation.gravity: -inf is not a finite number",
+    ),
+    (
+        "positions = [[0.0, 0.0, 0.0], [2.0, 0.0, 0.0]]",
+        "positions = [[0.0, 0.0, 0.0], [2.0, 0.0, inf]]",
+        "scene.toml:10:31: cloth 'seed': positions[1]: inf is not a finite number",
+    ),
+    (
+        "positions = [[0.0, 0.0, 0.0], [2.0, 0.0, 0.0]]",
+        "positions = [[0.0, 0.0, 0.0], [2.0, 0.0, 1e39]]",
+        "scene.toml:10:31: cloth 'seed': positions[1]: 1e39 does not fit a 32-bit float (largest magnitude 3.4028235e38)",
+    ),
+    (
+        "rest_lengths = [1.0]",
+        "rest_lengths = [nan]",
+        "scene.toml:13:17: cloth 'seed': rest_lengths[0]: NaN is not a finite number",
+    ),
+    (
+        "pins = [0]",
+        "pins = [0, -1]",
+        "scene.toml:15:12: cloth 'seed': pins[1]: -1 is not a particle index: indices are whole numbers from 0 to 4294967295",
+    ),
+    (
+        "edges = [[0, 1]]",
+        "edges = [[0, 4294967296]]",
+        "scene.toml:12:10: cloth 'seed': edges[0]: 4294967296 is not a particle index: indices are whole numbers from 0 to 4294967295",
+    ),
+    (
+        "frames = 1",
+        "frames = -3",
+        "scene.toml:3:10: simulation.frames: -3 must not be negative",
+    ),
+    (
+        "frames = 1",
+        "frames = 99999999999",
+        "scene.toml:3:10: simulation.frames: 99999999999 is more than 4294967295, the largest count weft takes",
+    ),
+    (
+        "stretch_compliance = 0.01",
+        "stretch_compliance = -0.01",
+        "scene.toml:14:22: cloth 'seed': stretch_compliance: -0.01 must not be negative",
+    ),
+    (
+        "stretch_compliance = 0.01",
+        "stretch_stiffness = 0",
+        "scene.toml:14:21: cloth 'seed': stretch_stiffness: 0 must be greater than zero",
+    ),
+    (
+        "stretch_compliance = 0.01",
+        "stretch_compliance = 0.01\nstretch_stiffness = 1.0",
+        "scene.toml:15:21: cloth 'seed': stretch_stiffness: give `stretch_compliance` or `stretch_stiffness`, not both",
+    ),
+    (
+        "particle_mass = 1.0",
+        "density = 1.0\nparticle_mass = 1.0",
+        "scene.toml:12:17: cloth 'seed': particle_mass: give `particle_mass` or `density`, not both",
+    ),
+    (
+        "positions = [[0.0, 0.0, 0.0], [2.0, 0.0, 0.0]]",
+        "",
+        "scene.toml:8:1: cloth 'seed': a cloth needs its particles: give `positions` (explicit particles) or `grid`",
+    ),
+    (
+        "pins = [0]",
+        "pins = [0]\ngrid = { resolution = [2, 2], size = [1.0, 1.0] }",
+        "scene.toml:16:8: cloth 'seed': grid: give `positions` or `grid`, not both",
+    ),
+    (
+        "pins = [0]",
+        "pin_corners = [\"top-left\"]",
+        "scene.toml:15:15: cloth 'seed': pin_corners: `pin_corners` applies to a `grid` cloth only",
+    ),
+    (
+        "pins = [0]",
+        "shear = false",
+        "scene.toml:15:9: cloth 'seed': shear: `shear` applies to a `grid` cloth only",
+    ),
+    // Model rules, found by weft-core and mapped back.
+    (
+        "edges = [[0, 1]]\nrest_lengths = [1.0]",
+        "edges = [[0, 1], [1, 0]]",
+        "scene.toml:12:18: cloth 'seed': edges[1]: [1, 0] repeats edges[0]: each pair of particles may be joined once",
+    ),
+    (
+        "pins = [0]",
+        "pins = [0, 5]",
+        "scene.toml:15:12: cloth 'seed': pins[1]: index 5 is out of range: the cloth has 2 particles",
+    ),
+    (
+        "pins = [0]",
+        "triangles = [[0, 1, 2]]",
+        "scene.toml:15:14: cloth 'seed': triangles[0]: index 2 is out of range: the cloth has 2 particles",
+    ),
+    (
+        "positions = [[0.0, 0.0, 0.0], [2.0, 0.0, 0.0]]",
+        "positions = []",
+        "scene.toml:10:13: cloth 'seed': positions: the cloth has no particles",
+    ),
+    (
+        "positions = [[0.0, 0.0, 0.0], [2.0, 0.0, 0.0]]",
+        "positions = [[0.0, 0.0, 0.0], [0.0, 0.0, 0.0]]",
+        "scene.toml:12:10: cloth 'seed': edges[0]: joins particles 0 and 1, which are 0 m apart in the rest shape: below the 1e-6 m a constraint direction can be computed from",
+    ),
+    (
+        "rest_lengths = [1.0]",
+        "rest_lengths = [1.0, 2.0]",
+        "scene.toml:13:16: cloth 'seed': rest_lengths: has length 2 but edges has length 1: the two lists pair up one to one",
+    ),
+    (
+        "rest_lengths = [1.0]",
+        "rest_lengths = [0.0]",
+        "scene.toml:13:17: cloth 'seed': rest_lengths[0]: 0 must be greater than zero",
+    ),
+    (
+        "pins = [0]",
+        "velocities = [[0.0, 0.0, 0.0]]",
+        "scene.toml:15:14: cloth 'seed': velocities: has length 1 but positions has length 2: the two lists pair up one to one",
+    ),
+    (
+        "particle_mass = 1.0",
+        "particle_mass = -2.0",
+        "scene.toml:11:17: cloth 'seed': particle_mass: -2 must be greater than zero",
+    ),
+    (
+        "particle_mass = 1.0",
+        "density = 1.0",
+        "scene.toml:11:11: cloth 'seed': density: a density (kg/m²) needs triangles to lump mass from; give particle_mass instead",
+    ),
+    (
+        "pins = [0]",
+        "stretch_damping = -1.0",
+        "scene.toml:15:19: cloth 'seed': stretch_damping: -1 must not be negative",
+    ),
+    (
+        "stretch_compliance = 0.01",
+        "stretch_stiffness = 1e-37",
+        "scene.toml:14:21: cloth 'seed': stretch_stiffness (as stretch_compliance): 1e37 is too large for the time step h = 0.1 s: α/h² is not a finite f32",
+    ),
+    (
+        "pins = [0]",
+        "shear_edges = [[1, 0]]",
+        "scene.toml:15:16: cloth 'seed': shear_edges[0]: [1, 0] repeats edges[0]: each pair of particles may be joined once",
+    ),
+    (
+        "name = \"seed\"",
+        "name = \"a/b\"",
+        "scene.toml:9:8: cloth 'a/b': name: 'a/b' cannot name a cache file: use letters, digits, '-', '_' or '.', not starting with '.'",
+    ),
+    (
+        "name = \"seed\"",
+        "name = \"a\\nb\"",
+        "scene.toml:9:8: cloth 'a\\nb': name: 'a\\nb' cannot name a cache file: use letters, digits, '-', '_' or '.', not starting with '.'",
+    ),
+    (
+        "fps = 10.0",
+        "fps = 0.0",
+        "scene.toml:2:7: simulation.fps: 0 must be greater than zero",
+    ),
+    (
+        "substeps = 1",
+        "substeps = 0",
+        "scene.toml:4:12: simulation.substeps: must be at least 1",
+    ),
+    (
+        "iterations = 1",
+        "iterations = 0",
+        "scene.toml:5:14: simulation.iterations: must be at least 1",
+    ),
+    (
+        "frames = 1",
+        "frames = 0",
+        "scene.toml:3:10: simulation.frames: must be at least 1",
+    ),
+    (
+        "gravity = [0.0, 0.0, 0.0]",
+        "velocity_damping = -1.0",
+        "scene.toml:6:20: simulation.velocity_damping: -1 must not be negative",
+    ),
+];
+
+#[test]
+fn every_seed_rule_has_its_line_and_message() {
+    for &(from, to, message) in SEED_CASES {
+        let e = error(&seed_with(from, to));
+        assert_eq!(e.to_string(), message, "replacing {from:?} with {to:?}");
+    }
+}
+
+#[test]
+fn model_rules_are_reachable() {
+    let e = error(&seed_with(
+        "stretch_compliance = 0.01",
+        "stretch_stiffness = 0",
+    ));
+    assert_eq!(
+        e.rule(),
+        Some(&weft_core::Rule::Unit {
+            value: 0.0,
+            error: UnitError::Zero
+        })
+    );
+    let e = error(&seed_with("pins = [0]", "pins = [9]"));
+    assert_eq!(
+        e.rule(),
+        Some(&weft_core::Rule::IndexOutOfRange { index: 9, len: 2 })
+    );
+    let e = error(&seed_with("pins = [0]", "pins = [-1]"));
+    assert_eq!(e.rule(), None);
+    assert_eq!(e.scene_rule(), Some(&SceneRule::BadIndex { value: -1 }));
+}
+
+/// `(replace, with, message)` in the flag scene.
+const FLAG_CASES: &[(&str, &str, &str)] = &[
+    (
+        "resolution = [4, 3]",
+        "resolution = [1, 3]",
+        "scene.toml:7:23: cloth 'flag': grid.resolution: 1 particles per side: a grid needs at least 2",
+    ),
+    (
+        "resolution = [4, 3]",
+        "resolution = [100000, 100000]",
+        "scene.toml:7:23: cloth 'flag': grid.resolution: grid particles: 10000000000 is more than the limit of 16777216 (raise it with --max-particles / --max-constraints / --max-steps)",
+    ),
+    (
+        "resolution = [4, 3]",
+        "resolution = [4, -3]",
+        "scene.toml:7:23: cloth 'flag': grid.resolution: -3 must not be negative",
+    ),
+    (
+        "size = [1.5, 1.0]",
+        "size = [1.5, 0.0]",
+        "scene.toml:7:38: cloth 'flag': grid.size: 0 must be greater than zero",
+    ),
+    (
+        "origin = [0.0, 1.0, 0.0]",
+        "origin = [0.0, nan, 0.0]",
+        "scene.toml:7:59: cloth 'flag': grid.origin: NaN is not a finite number",
+    ),
+    (
+        "plane = \"xy\"",
+        "plane = \"ab\"",
+        "scene.toml:7:84: unknown variant `ab`, expected one of `xy`, `xz`, `yz`",
+    ),
+    (
+        "[\"top-left\", \"top-right\"]",
+        "[\"top-left\", \"top\"]",
+        "scene.toml:11:28: unknown variant `top`, expected one of `bottom-left`, `bottom-right`, `top-left`, `top-right`",
+    ),
+    (
+        "density = 0.2",
+        "density = 0.2\nedges = [[0, 1]]",
+        "scene.toml:9:9: cloth 'flag': edges: `edges` cannot be combined with `grid`: a grid generates its own particles, triangles, stretch edges (at their initial length) and shear edges",
+    ),
+    (
+        "density = 0.2",
+        "density = 0.2\nrest_lengths = [1.0]",
+        "scene.toml:9:16: cloth 'flag': rest_lengths: `rest_lengths` cannot be combined with `grid`: a grid generates its own particles, triangles, stretch edges (at their initial length) and shear edges",
+    ),
+    (
+        "size = [1.5, 1.0]",
+        "size = [1e-7, 1.0]",
+        "scene.toml:7:8: cloth 'flag': edges[0] (generated by the grid): joins particles 0 and 1, which are 3.3333333e-8 m apart in the rest shape: below the 1e-6 m a constraint direction can be computed from",
+    ),
+    (
+        "pin_corners = [\"top-left\", \"top-right\"]",
+        "pins = [12]",
+        "scene.toml:11:9: cloth 'flag': pins[0]: index 12 is out of range: the cloth has 12 particles",
+    ),
+];
+
+#[test]
+fn every_grid_rule_has_its_line_and_message() {
+    for &(from, to, message) in FLAG_CASES {
+        let e = error(&flag_with(from, to));
+        assert_eq!(e.to_string(), message, "replacing {from:?} with {to:?}");
+    }
+}
+
+#[test]
+fn scene_wide_rules() {
+    let e = error("[simulation]\nfps = 10\nframes = 1\n");
+    assert_eq!(
+        e.to_string(),
+        "scene.toml:1:1: scene: the scene has no cloth"
+    );
+    let e = error("[[cloth]]\nname = \"a\"\npositions = [[0, 0, 0]]\n");
+    assert_eq!(e.to_string(), "scene.toml:1:1: missing field `simulation`");
+    let two = format!("{SEED}\n[[cloth]]\nname = \"seed\"\npositions = [[0, 0, 0]]\n");
+    assert_eq!(
+        error(&two).to_string(),
+        "scene.toml:18:8: cloth 'seed': name: the name 'seed' is used by cloth #0 too: cache \
+         files are named after cloths"
+    );
+    let limits = Limits {
+        max_steps: 10,
+        ..Limits::default()
+    };
+    let scene = parse_scene(
+        &seed_with("frames = 1", "frames = 11"),
+        Path::new("s.toml"),
+        &limits,
+    )
+    .unwrap();
+    assert_eq!(
+        scene.build_model().unwrap_err().to_string(),
+        "s.toml:3:10: simulation.frames: frames × substeps time steps: 11 is more than the limit \
+         of 10 (raise it with --max-particles / --max-constraints / --max-steps)"
+    );
+}
+
+#[test]
+fn files_are_read_with_limits() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("scene.toml");
+    std::fs::write(&path, SEED).unwrap();
+    let scene = load_scene(&path, &Limits::default()).unwrap();
+    assert_eq!(scene.path(), path);
+    assert_eq!(scene.text(), SEED);
+
+    let missing = dir.path().join("missing.toml");
+    let e = load_scene(&missing, &Limits::default()).unwrap_err();
+    let message = e.to_string();
+    assert!(
+        message.starts_with(&format!(
+            "{}: cannot read the scene file: ",
+            missing.display()
+        )),
+        "{message}"
+    );
+    assert!(
+        matches!(e, SceneError::Read { ref source, .. } if source.kind() == std::io::ErrorKind::NotFound)
+    );
+
+    let e = load_scene(dir.path(), &Limits::default()).unwrap_err();
+    assert!(matches!(e, SceneError::Read { .. }), "{e}");
+
+    let e = load_scene_limited(&path, &Limits::default(), 10).unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        format!(
+            "{}: the scene file is {} bytes, more than the limit of 10 bytes for a scene",
+            path.display(),
+            SEED.len()
+        )
+    );
+
+    // A (sparse) file over the real limit is refused from its length alone.
+    let big = dir.path().join("big.toml");
+    std::fs::File::create(&big)
+        .unwrap()
+        .set_len(MAX_SCENE_BYTES + 1)
+        .unwrap();
+    assert!(matches!(
+        load_scene(&big, &Limits::default()),
+        Err(SceneError::TooLarge { len, .. }) if len == MAX_SCENE_BYTES + 1
+    ));
+
+    let latin1 = dir.path().join("latin1.toml");
+    std::fs::write(&latin1, b"[simulation]\nfps = 1 # caf\xe9\n").unwrap();
+    assert_eq!(
+        load_scene(&latin1, &Limits::default())
+            .unwrap_err()
+            .to_string(),
+        format!(
+            "{}:2:14: the scene file is not UTF-8 text",
+            latin1.display()
+        )
+    );
+}
+
+/// A small deterministic xorshift generator for the mutation tests.
+struct XorShift(u64);
+
+impl XorShift {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+
+    fn below(&mut self, n: usize) -> usize {
+        (self.next() % n as u64) as usize
+    }
+}
+
+#[test]
+fn mutated_scenes_never_panic_and_errors_stay_on_one_line() {
+    let alphabet = b"[]{}=,.\"'\n -+0123456789eEinfatrux_#";
+    let mut rng = XorShift(0x9e37_79b9_7f4a_7c15);
+    for base in [SEED, FLAG] {
+        for _ in 0..2000 {
+            let mut bytes = base.as_bytes().to_vec();
+            for _ in 0..1 + rng.below(3) {
+                let i = rng.below(bytes.len());
+                match rng.below(3) {
+                    0 => bytes[i] = alphabet[rng.below(alphabet.len())],
+                    1 => {
+                        bytes.remove(i);
+                    }
+                    _ => bytes.insert(i, alphabet[rng.below(alphabet.len())]),
+                }
+            }
+            let Ok(text) = String::from_utf8(bytes) else {
+                continue;
+            };
+            let result = parse(&text).and_then(|scene| scene.build_model().map(|_| ()));
+            if let Err(e) = result {
+                let message = e.to_string();
+                assert!(!message.contains('\n'), "{message}");
+                assert!(message.starts_with("scene.toml:"), "{message}");
+            }
+        }
+    }
+}

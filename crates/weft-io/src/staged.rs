@@ -1,0 +1,118 @@
+//! Files written under a temporary name and renamed into place only when complete.
+//!
+//! A cache file `NAME.pc2` is written as `NAME.pc2.partial` in the same directory (so the final
+//! rename stays on one file system and is atomic). [`Staged::commit`] flushes nothing itself: each
+//! file is closed with [`close`] (flush + `fsync`) before it is committed. If a [`Staged`] is
+//! dropped without being committed — an error, a panic, a writer dropped early — every temporary
+//! file it created is removed. A killed process leaves only `*.partial` files, which no reader
+//! takes for a cache.
+
+use std::ffi::OsString;
+use std::fs::{self, File};
+use std::io::{self, BufWriter, Write};
+use std::path::{Path, PathBuf};
+
+/// Suffix of a file being written.
+pub(crate) const PARTIAL_SUFFIX: &str = ".partial";
+
+/// Buffer size for cache writers, in bytes.
+const BUFFER: usize = 1 << 20;
+
+/// A set of files being written under temporary names.
+#[derive(Debug, Default)]
+pub(crate) struct Staged {
+    /// `(temporary, final)` paths, in creation order.
+    files: Vec<(PathBuf, PathBuf)>,
+    committed: bool,
+}
+
+/// The temporary name of `target`: `target` + [`PARTIAL_SUFFIX`].
+pub(crate) fn partial_path(target: &Path) -> PathBuf {
+    let mut name = OsString::from(target.as_os_str());
+    name.push(PARTIAL_SUFFIX);
+    PathBuf::from(name)
+}
+
+/// Flushes a writer and forces its file to disk, so that a rename after it publishes whole data.
+pub(crate) fn close(writer: BufWriter<File>) -> io::Result<()> {
+    let file = writer
+        .into_inner()
+        .map_err(io::IntoInnerError::into_error)?;
+    file.sync_all()
+}
+
+impl Staged {
+    /// Creates (or truncates) the temporary file for `target` and returns a buffered writer to it.
+    pub(crate) fn create(&mut self, target: PathBuf) -> io::Result<BufWriter<File>> {
+        let temp = partial_path(&target);
+        let file = File::create(&temp).map_err(|e| with_path(e, &temp))?;
+        self.files.push((temp, target));
+        Ok(BufWriter::with_capacity(BUFFER, file))
+    }
+
+    /// Renames every temporary file to its final name, in creation order, and returns the final
+    /// names. If a rename fails, the files already renamed are removed again (with the remaining
+    /// temporary files, on drop), so no partial set is left that looks complete.
+    pub(crate) fn commit(mut self) -> io::Result<Vec<PathBuf>> {
+        for (done, (temp, target)) in self.files.iter().enumerate() {
+            if let Err(e) = fs::rename(temp, target) {
+                for (_, renamed) in &self.files[..done] {
+                    let _ = fs::remove_file(renamed);
+                }
+                return Err(with_path(e, target));
+            }
+        }
+        self.committed = true;
+        Ok(self
+            .files
+            .iter()
+            .map(|(_, target)| target.clone())
+            .collect())
+    }
+}
+
+impl Drop for Staged {
+    fn drop(&mut self) {
+        if !self.committed {
+            for (temp, _) in &self.files {
+                // Best effort: the file may not exist any more, and a drop cannot report.
+                let _ = fs::remove_file(temp);
+            }
+        }
+    }
+}
+
+/// `error` with `path` in its message.
+pub(crate) fn with_path(error: io::Error, path: &Path) -> io::Error {
+    io::Error::new(error.kind(), format!("{}: {error}", path.display()))
+}
+
+/// Writes `bytes` and maps an error to one naming `path`.
+pub(crate) fn write_all(out: &mut impl Write, bytes: &[u8], path: &Path) -> io::Result<()> {
+    out.write_all(bytes).map_err(|e| with_path(e, path))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn dropped_set_leaves_nothing_and_commit_renames() {
+        let dir = tempfile::tempdir().unwrap();
+        let a = dir.path().join("a.txt");
+        {
+            let mut s = Staged::default();
+            let mut w = s.create(a.clone()).unwrap();
+            w.write_all(b"x").unwrap();
+            close(w).unwrap();
+            assert!(partial_path(&a).exists());
+        }
+        assert_eq!(fs::read_dir(dir.path()).unwrap().count(), 0);
+
+        let mut s = Staged::default();
+        let w = s.create(a.clone()).unwrap();
+        close(w).unwrap();
+        assert_eq!(s.commit().unwrap(), vec![a.clone()]);
+        assert!(a.exists() && !partial_path(&a).exists());
+    }
+}

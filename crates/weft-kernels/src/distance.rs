@@ -1,0 +1,423 @@
+//! The XPBD distance constraint: one kernel body, a SIMD and a scalar instantiation, and the
+//! per-colour drivers.
+//!
+//! For particles `a`, `b` with inverse masses `w_a`, `w_b` (1/kg) and rest length `L` (m):
+//!
+//! ```text
+//! C   = |x_b − x_a| − L                      (m)
+//! n   = (x_b − x_a) / |x_b − x_a|            ∇C_b = n, ∇C_a = −n
+//! α̃   = α / h²                               (α in m/N, so α̃ in 1/kg, like w)
+//! γ   = α·β / h                               (β in N·s/m; dimensionless)
+//! Δλ  = (−C − α̃·λ − γ·n·(Δx_b − Δx_a)) / ((1 + γ)(w_a + w_b) + α̃)     (kg·m)
+//! λ  += Δλ;   x_a −= w_a·Δλ·n;   x_b += w_b·Δλ·n
+//! ```
+//!
+//! where `Δx = x − x_prev` is the displacement over the step so far. A lane whose particles are
+//! closer than [`MIN_LENGTH`] or farther than [`MAX_LENGTH`] (or not finite) has no usable
+//! direction: it gets `Δλ = 0` through a mask, moves nothing, and is counted as degenerate.
+//!
+//! [`distance_delta`] is that maths for any [`Real`]; [`solve_batch_simd`] runs it on eight lanes
+//! and [`solve_batch_scalar`] on one constraint at a time, over the same lane-packed data.
+
+use rayon::prelude::*;
+use weft_core::distance::{DistanceLanes, MAX_LENGTH, MIN_LENGTH};
+use weft_core::lanes::Lanes;
+use weft_core::settings::TimeStep;
+use wide::f32x8;
+
+use crate::KernelPath;
+use crate::lane::{Real, SIMD_WIDTH, V3, X2, dot3, sub3};
+use crate::records::BatchGroup;
+use crate::records::{Record, gather_pairs};
+use crate::shared::SharedRecords;
+
+/// Batches per parallel task: a fixed number, so the split depends on the scene, never on the
+/// thread count. A colour of at most this many batches runs on the calling thread.
+pub const CHUNK_BATCHES: usize = 64;
+
+/// Constraint damping inputs of one projection.
+#[derive(Clone, Copy, Debug)]
+pub struct Damping<R> {
+    /// `γ = α·β/h` (dimensionless).
+    pub gamma: R,
+    /// `x_a − x_a_prev` in m.
+    pub dxa: V3<R>,
+    /// `x_b − x_b_prev` in m.
+    pub dxb: V3<R>,
+}
+
+/// The outcome of one projection.
+#[derive(Clone, Copy, Debug)]
+pub struct DistanceDelta<R: Real> {
+    /// `Δλ` in kg·m (0 in degenerate lanes).
+    pub dlambda: R,
+    /// `Δλ/|d|` in kg (0 in degenerate lanes): the corrections are `∓w·(Δλ/|d|)·d`, which is
+    /// `∓w·Δλ·n` without forming `n`.
+    pub dlambda_per_length: R,
+    /// The constraint value `C` in m before the projection.
+    pub c: R,
+    /// Lanes that were projected (not degenerate).
+    pub valid: R::Mask,
+}
+
+/// The XPBD distance projection (module docs), for one constraint or one per lane.
+///
+/// The corrections move along `d` by `w·Δλ/|d|`, so `n = d/|d|` is never formed, and `1/|d|` is
+/// taken as `|d|·(1/|d|²)` so that neither reciprocal waits for the square root.
+///
+/// ```
+/// use weft_kernels::distance::distance_delta;
+/// // The seed's worked example: pinned a at 0, 1 kg b at 2 m, L = 1 m, α̃ = 0.01/0.1² = 1.
+/// let d = distance_delta::<f32>([0.0; 3], [2.0, 0.0, 0.0], 0.0, 1.0, 1.0, 1.0, 0.0, None);
+/// assert_eq!(d.dlambda, -0.5);
+/// assert_eq!(2.0 + 1.0 * d.dlambda_per_length * 2.0, 1.5);
+/// ```
+#[inline(always)]
+#[allow(clippy::too_many_arguments)]
+pub fn distance_delta<R: Real>(
+    xa: V3<R>,
+    xb: V3<R>,
+    wa: R,
+    wb: R,
+    rest: R,
+    alpha_tilde: R,
+    lambda: R,
+    damping: Option<Damping<R>>,
+) -> DistanceDelta<R> {
+    let one = R::splat(1.0);
+    let d = sub3(xb, xa);
+    let len2 = dot3(d, d);
+    // √ and the two reciprocals do not depend on each other: the core runs them side by side.
+    let len = len2.sqrt();
+    let inv_len2 = one / len2;
+    let w = wa + wb;
+    let valid = R::and(len.gt(R::splat(MIN_LENGTH)), len.le(R::splat(MAX_LENGTH)));
+    let c = len - rest;
+    let (num, den) = match damping {
+        None => (-c - alpha_tilde * lambda, w + alpha_tilde),
+        Some(g) => (
+            -c - alpha_tilde * lambda - g.gamma * (dot3(d, sub3(g.dxb, g.dxa)) * (len * inv_len2)),
+            (one + g.gamma) * w + alpha_tilde,
+        ),
+    };
+    let inv_den = one / den;
+    let valid = R::and(valid, den.gt(R::splat(0.0)));
+    let dlambda = num * inv_den;
+    let zero = R::splat(0.0);
+    DistanceDelta {
+        dlambda: R::select(valid, dlambda, zero),
+        dlambda_per_length: R::select(valid, dlambda * (len * inv_len2), zero),
+        c,
+        valid,
+    }
+}
+
+/// `x_a − w_a·Δλ·n` and `x_b + w_b·Δλ·n`, computed as `x ∓ d·(w·Δλ/|d|)`.
+#[inline(always)]
+fn corrected<R: Real>(xa: V3<R>, xb: V3<R>, wa: R, wb: R, d: &DistanceDelta<R>) -> (V3<R>, V3<R>) {
+    let (sa, sb) = (wa * d.dlambda_per_length, wb * d.dlambda_per_length);
+    let dir = sub3(xb, xa);
+    (
+        [
+            xa[0] - dir[0] * sa,
+            xa[1] - dir[1] * sa,
+            xa[2] - dir[2] * sa,
+        ],
+        [
+            xb[0] + dir[0] * sb,
+            xb[1] + dir[1] * sb,
+            xb[2] + dir[2] * sb,
+        ],
+    )
+}
+
+fn xyz<R: Copy>(r: [R; 4]) -> V3<R> {
+    [r[0], r[1], r[2]]
+}
+
+/// Read and write access to particle records for one batch.
+pub(crate) trait Access {
+    fn load(&self, i: u32) -> Record;
+    fn store(&mut self, i: u32, r: Record);
+}
+
+impl Access for &mut [Record] {
+    #[inline(always)]
+    fn load(&self, i: u32) -> Record {
+        self[i as usize]
+    }
+    #[inline(always)]
+    fn store(&mut self, i: u32, r: Record) {
+        self[i as usize] = r;
+    }
+}
+
+/// Access to shared records by one of the threads solving a colour.
+struct ColourAccess<'a>(SharedRecords<'a>);
+
+impl Access for ColourAccess<'_> {
+    #[inline(always)]
+    fn load(&self, i: u32) -> Record {
+        // SAFETY: a `ColourAccess` only exists inside `solve_colour`, for the batches of one
+        // colour, and is only given indices from those batches' lanes. Every such index is below
+        // `particle_count`, which `solve` asserted equals the record count. The batch plan
+        // (checked at build) guarantees that in one colour a record is written by at most one
+        // lane and read by no other lane, so no other thread writes record `i` now.
+        unsafe { self.0.load(i) }
+    }
+    #[inline(always)]
+    fn store(&mut self, i: u32, r: Record) {
+        // SAFETY: as in `load`: `i` is in bounds, and only the lane owning particle `i` in this
+        // colour writes it, and no other lane of the colour reads it.
+        unsafe { self.0.store(i, r) }
+    }
+}
+
+/// Projects the batches `b..b + G::BATCHES` (one colour) with SIMD lanes. Returns the degenerate
+/// active lanes.
+#[inline(always)]
+pub(crate) fn solve_batches_simd<G: BatchGroup, const DAMPED: bool>(
+    lanes: &DistanceLanes<'_>,
+    b: usize,
+    lambda: &mut [Lanes<f32>],
+    access: &mut impl Access,
+    prev: &[Record],
+    step: &TimeStep,
+) -> u32 {
+    let batches = b..b + G::BATCHES;
+    let (ia, ib) = (&lanes.a()[batches.clone()], &lanes.b()[batches.clone()]);
+    let ([xa, ya, za, wa], [xb, yb, zb, wb]) = G::gather(|i| access.load(i), ia, ib);
+    let compliance = G::load(&lanes.compliance()[batches.clone()]);
+    let alpha_tilde = compliance * G::splat(step.inv_h2);
+    let damping = DAMPED.then(|| {
+        let (pa, pb) = G::gather(|i| prev[i as usize], ia, ib);
+        let beta = G::load(&lanes.damping()[batches.clone()]);
+        Damping {
+            gamma: compliance * beta * G::splat(step.inv_h),
+            dxa: sub3([xa, ya, za], xyz(pa)),
+            dxb: sub3([xb, yb, zb], xyz(pb)),
+        }
+    });
+    let lam = G::load(lambda);
+    let rest = G::load(&lanes.rest()[batches.clone()]);
+    let d = distance_delta(
+        [xa, ya, za],
+        [xb, yb, zb],
+        wa,
+        wb,
+        rest,
+        alpha_tilde,
+        lam,
+        damping,
+    );
+    (lam + d.dlambda).store(lambda);
+    let (na, nb) = corrected([xa, ya, za], [xb, yb, zb], wa, wb, &d);
+    let writes = &lanes.writes()[batches.clone()];
+    G::scatter(
+        |i, r| access.store(i, r),
+        ia,
+        ib,
+        writes,
+        [na[0], na[1], na[2], wa],
+        [nb[0], nb[1], nb[2], wb],
+    );
+    G::degenerate(d.valid, &lanes.active()[batches])
+}
+
+/// Projects the active lanes of batch `b` one after another with the scalar instantiation.
+/// Returns the degenerate lanes.
+#[inline(always)]
+pub(crate) fn solve_batch_scalar<const DAMPED: bool>(
+    lanes: &DistanceLanes<'_>,
+    b: usize,
+    lambda: &mut Lanes<f32>,
+    access: &mut impl Access,
+    prev: &[Record],
+    step: &TimeStep,
+) -> u32 {
+    let mut degenerate = 0;
+    for k in 0..lanes.active()[b] as usize {
+        let (ia, ib) = (lanes.a()[b].0[k], lanes.b()[b].0[k]);
+        let (ra, rb) = (access.load(ia), access.load(ib));
+        let (xa, xb, wa, wb) = (xyz(ra), xyz(rb), ra[3], rb[3]);
+        let compliance = lanes.compliance()[b].0[k];
+        let alpha_tilde = compliance * step.inv_h2;
+        let damping = DAMPED.then(|| Damping {
+            gamma: compliance * lanes.damping()[b].0[k] * step.inv_h,
+            dxa: sub3(xa, xyz(prev[ia as usize])),
+            dxb: sub3(xb, xyz(prev[ib as usize])),
+        });
+        let d = distance_delta(
+            xa,
+            xb,
+            wa,
+            wb,
+            lanes.rest()[b].0[k],
+            alpha_tilde,
+            lambda.0[k],
+            damping,
+        );
+        lambda.0[k] += d.dlambda;
+        let (na, nb) = corrected(xa, xb, wa, wb, &d);
+        if lanes.writes()[b] & (1 << k) != 0 {
+            access.store(ia, [na[0], na[1], na[2], wa]);
+        }
+        if lanes.writes()[b] & (1 << (SIMD_WIDTH + k)) != 0 {
+            access.store(ib, [nb[0], nb[1], nb[2], wb]);
+        }
+        degenerate += u32::from(!d.valid);
+    }
+    degenerate
+}
+
+/// One solver iteration over all distance constraints: every colour in order (its batches in
+/// parallel chunks of [`CHUNK_BATCHES`]), then the serial list. Returns the degenerate lanes.
+pub fn solve(
+    lanes: &DistanceLanes<'_>,
+    lambda: &mut [Lanes<f32>],
+    positions: &mut [Record],
+    prev: &[Record],
+    step: &TimeStep,
+    path: KernelPath,
+) -> u64 {
+    assert_eq!(
+        positions.len(),
+        lanes.particle_count(),
+        "positions belong to another model"
+    );
+    assert_eq!(
+        prev.len(),
+        lanes.particle_count(),
+        "previous positions belong to another model"
+    );
+    let damped = !lanes.damping().is_empty();
+    match (path, damped) {
+        (KernelPath::Simd, false) => {
+            solve_colours::<false, true>(lanes, lambda, positions, prev, step)
+        }
+        (KernelPath::Simd, true) => {
+            solve_colours::<true, true>(lanes, lambda, positions, prev, step)
+        }
+        (KernelPath::Scalar, false) => {
+            solve_colours::<false, false>(lanes, lambda, positions, prev, step)
+        }
+        (KernelPath::Scalar, true) => {
+            solve_colours::<true, false>(lanes, lambda, positions, prev, step)
+        }
+    }
+}
+
+fn solve_colours<const DAMPED: bool, const SIMD: bool>(
+    lanes: &DistanceLanes<'_>,
+    lambda: &mut [Lanes<f32>],
+    positions: &mut [Record],
+    prev: &[Record],
+    step: &TimeStep,
+) -> u64 {
+    let mut degenerate = 0;
+    let (coloured, serial) = lambda.split_at_mut(lanes.serial().start);
+    let mut rest = coloured;
+    for colour in lanes.colours() {
+        let (this, next) = rest.split_at_mut(colour.len());
+        rest = next;
+        degenerate +=
+            solve_colour::<DAMPED, SIMD>(lanes, colour.start, this, positions, prev, step);
+    }
+    let mut access = &mut *positions;
+    for (i, lam) in serial.iter_mut().enumerate() {
+        let b = lanes.serial().start + i;
+        degenerate += solve_batch_scalar::<DAMPED>(lanes, b, lam, &mut access, prev, step) as u64;
+    }
+    degenerate
+}
+
+/// Solves the batches `first..first + lambda.len()` of one colour.
+fn solve_colour<const DAMPED: bool, const SIMD: bool>(
+    lanes: &DistanceLanes<'_>,
+    first: usize,
+    lambda: &mut [Lanes<f32>],
+    positions: &mut [Record],
+    prev: &[Record],
+    step: &TimeStep,
+) -> u64 {
+    let shared = SharedRecords::new(positions);
+    let run = |start: usize, chunk: &mut [Lanes<f32>]| -> u64 {
+        let mut access = ColourAccess(shared);
+        let mut degenerate = 0u64;
+        let mut i = 0;
+        if SIMD {
+            // Two batches in flight hide the latency of √ and ÷; an odd last batch goes alone.
+            while i + 2 <= chunk.len() {
+                let lam = &mut chunk[i..i + 2];
+                degenerate += solve_batches_simd::<X2, DAMPED>(
+                    lanes,
+                    start + i,
+                    lam,
+                    &mut access,
+                    prev,
+                    step,
+                ) as u64;
+                i += 2;
+            }
+            if i < chunk.len() {
+                let lam = &mut chunk[i..i + 1];
+                degenerate += solve_batches_simd::<f32x8, DAMPED>(
+                    lanes,
+                    start + i,
+                    lam,
+                    &mut access,
+                    prev,
+                    step,
+                ) as u64;
+            }
+        } else {
+            for (j, lam) in chunk.iter_mut().enumerate() {
+                degenerate +=
+                    solve_batch_scalar::<DAMPED>(lanes, start + j, lam, &mut access, prev, step)
+                        as u64;
+            }
+        }
+        degenerate
+    };
+    if lambda.len() <= CHUNK_BATCHES {
+        run(first, lambda)
+    } else {
+        lambda
+            .par_chunks_mut(CHUNK_BATCHES)
+            .enumerate()
+            .map(|(c, chunk)| run(first + c * CHUNK_BATCHES, chunk))
+            .sum()
+    }
+}
+
+/// `|C|` over all distance constraints, now: the largest (m) and the sum (m) and count, reduced
+/// in a fixed order.
+pub fn residual(lanes: &DistanceLanes<'_>, positions: &[Record]) -> crate::stats::Residual {
+    assert_eq!(
+        positions.len(),
+        lanes.particle_count(),
+        "positions belong to another model"
+    );
+    let batches = lanes.batch_count();
+    let per_chunk: Vec<crate::stats::Residual> = (0..batches.div_ceil(CHUNK_BATCHES))
+        .into_par_iter()
+        .map(|c| {
+            let mut r = crate::stats::Residual::default();
+            for b in c * CHUNK_BATCHES..((c + 1) * CHUNK_BATCHES).min(batches) {
+                let p = gather_pairs(|i| positions[i as usize], &lanes.a()[b].0, &lanes.b()[b].0);
+                let d = sub3(xyz(p.b), xyz(p.a));
+                let c = (dot3(d, d).sqrt() - f32x8::new(lanes.rest()[b].0))
+                    .abs()
+                    .to_array();
+                for &v in &c[..lanes.active()[b] as usize] {
+                    r.add(v);
+                }
+            }
+            r
+        })
+        .collect();
+    per_chunk.into_iter().fold(
+        crate::stats::Residual::default(),
+        crate::stats::Residual::merge,
+    )
+}

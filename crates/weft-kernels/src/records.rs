@@ -1,0 +1,298 @@
+//! Moving particle records between memory and lanes: eight `[x, y, z, w]` records of the `a`
+//! particles and eight of the `b` particles become eight vectors, and back.
+//!
+//! The records of particles `k` and `k + 4` of one end are loaded as one 256-bit row (two 128-bit
+//! loads); four rows go through a 4×4 transpose inside each 128-bit half (eight shuffles, none
+//! crossing halves) and come out as `x, y, z, w` with lanes in order. Writing back is the same
+//! transpose, then one 128-bit store per written particle, guided by the batch's write mask.
+
+use weft_core::lanes::Lanes;
+use wide::f32x8;
+
+use crate::lane::{Real, SIMD_WIDTH, X2};
+
+/// A record: `[x, y, z, w]` (m, m, m, 1/kg) or `[x, y, z, 0]`.
+pub type Record = [f32; 4];
+
+/// Write mask of a batch whose lanes are all active and whose particles are all free.
+pub const ALL_WRITTEN: u32 = (1 << (2 * SIMD_WIDTH)) - 1;
+
+/// Particle records of both ends of eight constraints, transposed into lanes.
+#[derive(Clone, Copy, Debug)]
+pub struct PairLanes {
+    /// `[x, y, z, w]` of the `a` particles.
+    pub a: [f32x8; 4],
+    /// `[x, y, z, w]` of the `b` particles.
+    pub b: [f32x8; 4],
+}
+
+/// Transposes the 4×4 blocks inside each 128-bit half: rows `[p_k | q_k]` (`k < 4`) of
+/// `[x, y, z, w]` records become `[x(p_0..p_3) | x(q_0..q_3)]`, `y…`, `z…`, `w…`. It is its own
+/// inverse.
+#[cfg(all(
+    any(target_arch = "x86", target_arch = "x86_64"),
+    target_feature = "avx"
+))]
+#[inline(always)]
+pub fn transpose4x4_halves(rows: [f32x8; 4]) -> [f32x8; 4] {
+    use safe_arch::{m256, shuffle_m256, unpack_hi_m256, unpack_lo_m256};
+    let r: [m256; 4] = rows.map(bytemuck::cast);
+    let (t0, t1) = (unpack_lo_m256(r[0], r[1]), unpack_lo_m256(r[2], r[3]));
+    let (t2, t3) = (unpack_hi_m256(r[0], r[1]), unpack_hi_m256(r[2], r[3]));
+    [
+        shuffle_m256::<0x44>(t0, t1),
+        shuffle_m256::<0xEE>(t0, t1),
+        shuffle_m256::<0x44>(t2, t3),
+        shuffle_m256::<0xEE>(t2, t3),
+    ]
+    .map(bytemuck::cast)
+}
+
+/// Portable twin of the AVX [`transpose4x4_halves`], for builds without AVX.
+#[cfg(not(all(
+    any(target_arch = "x86", target_arch = "x86_64"),
+    target_feature = "avx"
+)))]
+#[inline(always)]
+pub fn transpose4x4_halves(rows: [f32x8; 4]) -> [f32x8; 4] {
+    transpose4x4_halves_portable(rows)
+}
+
+/// [`transpose4x4_halves`] one element at a time (the reference for the AVX shuffles).
+#[inline(always)]
+pub fn transpose4x4_halves_portable(rows: [f32x8; 4]) -> [f32x8; 4] {
+    let r = rows.map(f32x8::to_array);
+    std::array::from_fn(|c| f32x8::new(std::array::from_fn(|l| r[l % 4][(l / 4) * 4 + c])))
+}
+
+/// Loads eight records `ids[0..8]` with `load` and transposes them into `[x, y, z, w]` lanes.
+#[inline(always)]
+fn gather8(load: &impl Fn(u32) -> Record, ids: &[u32; SIMD_WIDTH]) -> [f32x8; 4] {
+    let row = |k: usize| bytemuck::cast::<[Record; 2], f32x8>([load(ids[k]), load(ids[k + 4])]);
+    transpose4x4_halves([row(0), row(1), row(2), row(3)])
+}
+
+/// Loads and transposes the records of `a[k]`, `b[k]` for the eight lanes, reading each record
+/// with `load`.
+#[inline(always)]
+pub fn gather_pairs(
+    load: impl Fn(u32) -> Record,
+    a: &[u32; SIMD_WIDTH],
+    b: &[u32; SIMD_WIDTH],
+) -> PairLanes {
+    PairLanes {
+        a: gather8(&load, a),
+        b: gather8(&load, b),
+    }
+}
+
+/// Transposes `lanes` back into records and stores, with `store`, those whose bit is set in
+/// `writes` (bit `k` for `a[k]`, bit `8 + k` for `b[k]`).
+#[inline(always)]
+pub fn scatter_pairs(
+    mut store: impl FnMut(u32, Record),
+    a: &[u32; SIMD_WIDTH],
+    b: &[u32; SIMD_WIDTH],
+    writes: u32,
+    lanes: PairLanes,
+) {
+    let ra = transpose4x4_halves(lanes.a).map(bytemuck::cast::<f32x8, [Record; 2]>);
+    let rb = transpose4x4_halves(lanes.b).map(bytemuck::cast::<f32x8, [Record; 2]>);
+    if writes == ALL_WRITTEN {
+        // The common case: every lane active, no pinned particle.
+        for k in 0..4 {
+            store(a[k], ra[k][0]);
+            store(a[k + 4], ra[k][1]);
+            store(b[k], rb[k][0]);
+            store(b[k + 4], rb[k][1]);
+        }
+        return;
+    }
+    for k in 0..SIMD_WIDTH {
+        if writes & (1 << k) != 0 {
+            store(a[k], ra[k % 4][k / 4]);
+        }
+        if writes & (1 << (SIMD_WIDTH + k)) != 0 {
+            store(b[k], rb[k % 4][k / 4]);
+        }
+    }
+}
+
+/// A group of SIMD batches solved together: one [`f32x8`] batch, or two interleaved as an [`X2`].
+/// It knows how to move its lanes in and out of memory; the maths is the same [`Real`] body.
+pub trait BatchGroup: Real {
+    /// Batches in the group.
+    const BATCHES: usize;
+    /// Loads lane data (`BATCHES` elements).
+    fn load(lanes: &[Lanes<f32>]) -> Self;
+    /// Stores lane data (`BATCHES` elements).
+    fn store(self, lanes: &mut [Lanes<f32>]);
+    /// Gathers the `[x, y, z, w]` records of the `a` and `b` particles of every lane.
+    fn gather(
+        load: impl Fn(u32) -> Record,
+        a: &[Lanes<u32>],
+        b: &[Lanes<u32>],
+    ) -> ([Self; 4], [Self; 4]);
+    /// Scatters records back, where the write masks allow.
+    fn scatter(
+        store: impl FnMut(u32, Record),
+        a: &[Lanes<u32>],
+        b: &[Lanes<u32>],
+        writes: &[u32],
+        ra: [Self; 4],
+        rb: [Self; 4],
+    );
+    /// Active lanes (per the batches' active counts) not set in `valid`.
+    fn degenerate(valid: Self::Mask, active: &[u8]) -> u32;
+}
+
+impl BatchGroup for f32x8 {
+    const BATCHES: usize = 1;
+    #[inline(always)]
+    fn load(lanes: &[Lanes<f32>]) -> Self {
+        f32x8::new(lanes[0].0)
+    }
+    #[inline(always)]
+    fn store(self, lanes: &mut [Lanes<f32>]) {
+        lanes[0].0 = self.to_array();
+    }
+    #[inline(always)]
+    fn gather(
+        load: impl Fn(u32) -> Record,
+        a: &[Lanes<u32>],
+        b: &[Lanes<u32>],
+    ) -> ([Self; 4], [Self; 4]) {
+        let p = gather_pairs(load, &a[0].0, &b[0].0);
+        (p.a, p.b)
+    }
+    #[inline(always)]
+    fn scatter(
+        store: impl FnMut(u32, Record),
+        a: &[Lanes<u32>],
+        b: &[Lanes<u32>],
+        writes: &[u32],
+        ra: [Self; 4],
+        rb: [Self; 4],
+    ) {
+        scatter_pairs(
+            store,
+            &a[0].0,
+            &b[0].0,
+            writes[0],
+            PairLanes { a: ra, b: rb },
+        );
+    }
+    #[inline(always)]
+    fn degenerate(valid: f32x8, active: &[u8]) -> u32 {
+        (!valid.to_bitmask() & ((1u32 << active[0]) - 1)).count_ones()
+    }
+}
+
+impl BatchGroup for X2 {
+    const BATCHES: usize = 2;
+    #[inline(always)]
+    fn load(lanes: &[Lanes<f32>]) -> Self {
+        X2(f32x8::new(lanes[0].0), f32x8::new(lanes[1].0))
+    }
+    #[inline(always)]
+    fn store(self, lanes: &mut [Lanes<f32>]) {
+        lanes[0].0 = self.0.to_array();
+        lanes[1].0 = self.1.to_array();
+    }
+    #[inline(always)]
+    fn gather(
+        load: impl Fn(u32) -> Record,
+        a: &[Lanes<u32>],
+        b: &[Lanes<u32>],
+    ) -> ([Self; 4], [Self; 4]) {
+        let p0 = gather_pairs(&load, &a[0].0, &b[0].0);
+        let p1 = gather_pairs(&load, &a[1].0, &b[1].0);
+        (
+            std::array::from_fn(|i| X2(p0.a[i], p1.a[i])),
+            std::array::from_fn(|i| X2(p0.b[i], p1.b[i])),
+        )
+    }
+    #[inline(always)]
+    fn scatter(
+        mut store: impl FnMut(u32, Record),
+        a: &[Lanes<u32>],
+        b: &[Lanes<u32>],
+        writes: &[u32],
+        ra: [Self; 4],
+        rb: [Self; 4],
+    ) {
+        scatter_pairs(
+            &mut store,
+            &a[0].0,
+            &b[0].0,
+            writes[0],
+            PairLanes {
+                a: ra.map(|v| v.0),
+                b: rb.map(|v| v.0),
+            },
+        );
+        scatter_pairs(
+            &mut store,
+            &a[1].0,
+            &b[1].0,
+            writes[1],
+            PairLanes {
+                a: ra.map(|v| v.1),
+                b: rb.map(|v| v.1),
+            },
+        );
+    }
+    #[inline(always)]
+    fn degenerate(valid: X2, active: &[u8]) -> u32 {
+        f32x8::degenerate(valid.0, &active[..1]) + f32x8::degenerate(valid.1, &active[1..])
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn gather_then_scatter_round_trips() {
+        let records: Vec<Record> = (0..20)
+            .map(|i| [i as f32, 10.0 + i as f32, 20.0 + i as f32, 0.5])
+            .collect();
+        let a = [0, 2, 4, 6, 8, 10, 12, 14];
+        let b = [1, 3, 5, 7, 9, 11, 13, 19];
+        let lanes = gather_pairs(|i| records[i as usize], &a, &b);
+        assert_eq!(lanes.a[1].to_array()[3], 16.0);
+        assert_eq!(lanes.b[0].to_array()[7], 19.0);
+        assert_eq!(lanes.a[3].to_array(), [0.5; 8]);
+        let mut out = records.clone();
+        out.iter_mut().for_each(|r| *r = [0.0; 4]);
+        scatter_pairs(
+            |i, r| out[i as usize] = r,
+            &a,
+            &b,
+            0xffff & !(1 << 9),
+            lanes,
+        );
+        assert_eq!(out[19], records[19]);
+        assert_eq!(out[0], records[0]);
+        assert_eq!(out[3], [0.0; 4], "bit 9 (b lane 1) not written");
+    }
+
+    #[test]
+    fn transpose_matches_its_portable_twin_and_inverts() {
+        let rows: [f32x8; 4] =
+            std::array::from_fn(|r| f32x8::new(std::array::from_fn(|c| (r * 8 + c) as f32)));
+        let t = transpose4x4_halves(rows);
+        assert_eq!(
+            t.map(f32x8::to_array),
+            transpose4x4_halves_portable(rows).map(f32x8::to_array)
+        );
+        assert_eq!(
+            t[1].to_array(),
+            [1.0, 9.0, 17.0, 25.0, 5.0, 13.0, 21.0, 29.0]
+        );
+        assert_eq!(
+            transpose4x4_halves(t).map(f32x8::to_array),
+            rows.map(f32x8::to_array)
+        );
+    }
+}

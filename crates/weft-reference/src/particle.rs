@@ -1,0 +1,27 @@
+//! One particle as a plain record: where it is, where it was, how fast it goes, how heavy it is.
+
+use glam::Vec3;
+
+/// A point mass, in SI units.
+///
+/// The reference solver keeps particles as an array of these records (array of structs), the
+/// layout that is easiest to read; `weft-core` stores the same state as separate arrays for the
+/// SIMD kernels.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) struct Particle {
+    /// Position `x` in m.
+    pub(crate) position: Vec3,
+    /// Position `x_prev` at the start of the current (or last) time step, in m.
+    pub(crate) prev_position: Vec3,
+    /// Velocity `v` in m/s.
+    pub(crate) velocity: Vec3,
+    /// Inverse mass `w = 1/m` in 1/kg; `0` for a pinned particle, which never moves.
+    pub(crate) inv_mass: f32,
+}
+
+impl Particle {
+    /// True when the particle has a finite mass and so can move (`w > 0`).
+    pub(crate) fn is_free(&self) -> bool {
+        self.inv_mass > 0.0
+    }
+}
