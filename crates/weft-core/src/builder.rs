@@ -442,7 +442,7 @@ impl ModelBuilder {
                         },
                     ));
                 }
-                if !(initial <= MAX_LENGTH) {
+                if initial > MAX_LENGTH {
                     return Err(err(
                         set.field,
                         Some(i),
