@@ -1,1 +1,3 @@
-//! weft
+//! weft: XPBD cloth solver and offline cloth baker (facade).
+
+pub mod bench;

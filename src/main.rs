@@ -1,1 +1,2 @@
+//! The `weft` command line (stub).
 fn main() {}
