@@ -130,7 +130,10 @@ impl ReferenceSolver {
 
     /// One Gauss-Seidel sweep (step 3) over the distance constraints, in solve order; each sees
     /// the positions the ones before it left. Returns how many were skipped as degenerate.
-    fn project_distances(&mut self) -> u64 {
+    ///
+    /// Public so that benchmarks can time the projections alone, as they time the kernels'; a
+    /// step calls it `iterations` times between the prediction and the velocity update.
+    pub fn project_distances(&mut self) -> u64 {
         let mut degenerate = 0;
         for c in &mut self.distance {
             if c.project(&mut self.particles, &self.time_step) == Projection::Degenerate {

@@ -1,0 +1,162 @@
+//! Model builders shared by the cross-crate tests.
+#![allow(dead_code, unreachable_pub)]
+
+use weft_core::grid::{GridDesc, GridPlane};
+use weft_core::limits::Limits;
+use weft_core::units::{Compliance, Elasticity};
+use weft_core::{ClothDesc, EdgeSet, MassSpec, Model, ModelBuilder, SimSettings};
+use weft_kernels::{KernelPath, StepOptions, StepStats};
+
+/// Settings with `h = 1/(fps·substeps)`, the given iterations and gravity.
+pub fn settings(fps: f64, substeps: u32, iterations: u32, gravity: [f32; 3]) -> SimSettings {
+    SimSettings {
+        fps,
+        frames: 1,
+        substeps,
+        iterations,
+        gravity,
+        velocity_damping: 0.0,
+    }
+}
+
+/// The seed's worked example: particle 0 pinned at the origin, particle 1 (1 kg) at x = 2 m, rest
+/// length 1 m, `h = 0.1 s`, no gravity.
+pub fn seed_model(compliance: f32, iterations: u32) -> Model {
+    let mut b =
+        ModelBuilder::new(settings(10.0, 1, iterations, [0.0; 3]), Limits::default()).unwrap();
+    b.add_cloth(&ClothDesc {
+        name: "seed".into(),
+        positions: vec![[0.0, 0.0, 0.0], [2.0, 0.0, 0.0]],
+        mass: MassSpec::ParticleMass(1.0),
+        edge_sets: vec![EdgeSet {
+            edges: vec![[0, 1]],
+            rest_lengths: Some(vec![1.0]),
+            elasticity: Elasticity::Compliance(Compliance::new(compliance).unwrap()),
+            ..EdgeSet::stretch()
+        }],
+        pins: vec![0],
+        ..ClothDesc::default()
+    })
+    .unwrap();
+    b.build().unwrap()
+}
+
+/// A grid cloth description.
+#[derive(Debug, Clone)]
+pub struct Grid {
+    pub nu: u32,
+    pub nv: u32,
+    pub stretch: f32,
+    pub shear: f32,
+    pub damping: f32,
+    pub pins: Vec<u32>,
+    pub velocities: Option<Vec<[f32; 3]>>,
+}
+
+impl Grid {
+    /// A `nu × nv` grid, 1 m × 1 m in the xy plane, pinned at its two top corners, rigid.
+    pub fn new(nu: u32, nv: u32) -> Grid {
+        Grid {
+            nu,
+            nv,
+            stretch: 0.0,
+            shear: 0.0,
+            damping: 0.0,
+            pins: vec![nu * (nv - 1), nu * nv - 1],
+            velocities: None,
+        }
+    }
+
+    /// The cloth.
+    pub fn cloth(&self) -> ClothDesc {
+        let g = GridDesc {
+            resolution: [self.nu, self.nv],
+            size: [1.0, 1.0],
+            origin: [0.0; 3],
+            plane: GridPlane::XY,
+        };
+        let m = g.generate(&Limits::default()).unwrap();
+        let c = |v: f32| Elasticity::Compliance(Compliance::new(v).unwrap());
+        ClothDesc {
+            name: "grid".into(),
+            positions: m.positions,
+            velocities: self.velocities.clone(),
+            mass: MassSpec::Density(0.2),
+            triangles: m.triangles,
+            edge_sets: vec![
+                EdgeSet {
+                    edges: m.structural,
+                    elasticity: c(self.stretch),
+                    damping: self.damping,
+                    ..EdgeSet::stretch()
+                },
+                EdgeSet {
+                    edges: m.shear,
+                    elasticity: c(self.shear),
+                    damping: self.damping,
+                    ..EdgeSet::shear()
+                },
+            ],
+            pins: self.pins.clone(),
+        }
+    }
+
+    /// The model under `settings`.
+    pub fn model(&self, settings: SimSettings) -> Model {
+        let mut b = ModelBuilder::new(settings, Limits::default()).unwrap();
+        b.add_cloth(&self.cloth()).unwrap();
+        b.build().unwrap()
+    }
+}
+
+/// Positions `[x, y, z]` of a model.
+pub fn positions(model: &Model) -> Vec<[f32; 3]> {
+    model
+        .particles()
+        .positions()
+        .iter()
+        .map(|p| [p[0], p[1], p[2]])
+        .collect()
+}
+
+/// Runs `steps` time steps on `path`, returning the accumulated statistics.
+pub fn run(model: &mut Model, steps: usize, path: KernelPath) -> StepStats {
+    let mut total = StepStats::default();
+    for _ in 0..steps {
+        let s = weft_kernels::step(
+            model,
+            &StepOptions {
+                path,
+                residual: true,
+            },
+        );
+        total.accumulate(&s);
+    }
+    total
+}
+
+/// Largest component-wise distance between two position lists, in m.
+pub fn max_diff(a: &[[f32; 3]], b: &[[f32; 3]]) -> f32 {
+    a.iter()
+        .zip(b)
+        .flat_map(|(p, q)| (0..3).map(move |i| (p[i] - q[i]).abs()))
+        .fold(0.0, f32::max)
+}
+
+/// Bit patterns of every position, velocity and `λ` of a model (for exact comparisons). Only
+/// real constraints count: padding lanes hold no meaning.
+pub fn state_bits(model: &Model) -> Vec<u32> {
+    let p = model.particles();
+    p.positions()
+        .iter()
+        .chain(p.prev_positions())
+        .chain(p.velocities())
+        .flat_map(|r| r.map(f32::to_bits))
+        .chain(
+            model
+                .distance()
+                .solve_order()
+                .map(|(_, lambda)| lambda.to_bits()),
+        )
+        .collect()
+}
