@@ -1,14 +1,216 @@
-//! `weft bench`: the side-by-side performance table of DESIGN §6 (work in progress).
+//! `weft bench`: the performance table of DESIGN §6, measured side by side in one run.
+//!
+//! These machines are shared and noisy, so absolute times mean little; ratios measured in the same
+//! run do. Every variant works on its own copy of the same model and the variants run in
+//! interleaved rounds (A B C D, A B C D, …), so a slow phase of the machine hits all of them
+//! alike. A rate is the median over rounds; a ratio is the median of the per-round ratios.
+//!
+//! Rows:
+//! * **distance projections per second** on a 128×128 and a 512×512 grid (stretch and shear
+//!   constraints, colour batches): the reference solver (`weft-reference`, array of structs, one
+//!   constraint at a time), the scalar twin of the kernels on one thread, the SIMD kernels on one
+//!   thread, and on all threads; with the ratios SIMD / scalar twin, SIMD / reference and N
+//!   threads / 1 thread;
+//! * **milliseconds per frame** of whole time steps (prediction, iterations, velocity update) on
+//!   hanging 128×128 and 512×512 cloths, on one thread and on all threads, with the parameters.
+
+use std::fmt::Write as _;
+use std::time::Instant;
+
+use anyhow::Context as _;
+use rayon::{ThreadPool, ThreadPoolBuilder};
+use weft_core::grid::{GridDesc, GridPlane};
+use weft_core::limits::Limits;
+use weft_core::units::{Compliance, Elasticity};
+use weft_core::{MassSpec, Model, ModelBuilder, SimSettings};
+use weft_kernels::{KernelPath, StepOptions};
+use weft_reference::ReferenceSolver;
 
 /// Options of `weft bench`.
 #[derive(Debug, Clone, Default)]
 pub struct BenchOptions {
-    /// Run a shorter measurement (for smoke tests).
+    /// Small grids and few rounds: a smoke test that finishes in about a second.
     pub quick: bool,
+}
+
+/// Substeps per frame of the frame-time scenes.
+const SUBSTEPS: u32 = 4;
+/// Iterations per step of the frame-time scenes.
+const ITERATIONS: u32 = 8;
+
+/// A square grid cloth of `n × n` particles, 1 m wide, hanging in the xy plane from its two top
+/// corners, with stiff stretch and softer shear: the standard bench cloth.
+pub fn hanging_grid(n: u32) -> anyhow::Result<Model> {
+    let settings = SimSettings {
+        fps: 60.0,
+        frames: 1,
+        substeps: SUBSTEPS,
+        iterations: ITERATIONS,
+        gravity: [0.0, -9.81, 0.0],
+        velocity_damping: 0.1,
+    };
+    let grid = GridDesc { resolution: [n, n], size: [1.0, 1.0], origin: [0.0; 3], plane: GridPlane::XY };
+    let compliance = |c| Ok::<_, anyhow::Error>(Elasticity::Compliance(Compliance::new(c)?));
+    let mut cloth = grid
+        .generate(&Limits::default())
+        .map_err(|(field, rule)| anyhow::anyhow!("grid.{field}: {rule}"))?
+        .into_cloth("bench", MassSpec::Density(0.2), compliance(1e-8)?, compliance(1e-6)?);
+    cloth.pins = vec![grid.corners()[2], grid.corners()[3]];
+    let mut builder = ModelBuilder::new(settings, Limits::default())?;
+    builder.add_cloth(&cloth)?;
+    Ok(builder.build()?)
+}
+
+/// One measured variant: seconds per sweep in each round.
+struct Series {
+    label: String,
+    seconds: Vec<f64>,
+}
+
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(f64::total_cmp);
+    v[v.len() / 2]
+}
+
+/// The median over rounds of `a.seconds / b.seconds` (how many times faster `b` is than `a`).
+fn speedup(slow: &Series, fast: &Series) -> f64 {
+    median(slow.seconds.iter().zip(&fast.seconds).map(|(s, f)| s / f).collect())
+}
+
+fn pool(threads: usize) -> anyhow::Result<ThreadPool> {
+    ThreadPoolBuilder::new().num_threads(threads).build().context("cannot start a thread pool")
+}
+
+/// Times `sweeps` distance sweeps of one variant (one round).
+type Sweep<'a> = Box<dyn FnMut(usize) -> f64 + 'a>;
+
+/// A sweep of the kernels over a copy of `model`, on `pool`.
+fn kernel_sweep<'a>(model: &Model, path: KernelPath, pool: &'a ThreadPool) -> Sweep<'a> {
+    let mut model = model.clone();
+    let step = model.settings().time_step();
+    Box::new(move |sweeps| {
+        let parts = model.parts_mut();
+        let p = parts.particles;
+        let (lanes, lambda) = parts.distance.lanes_and_lambda_mut();
+        pool.install(|| {
+            let start = Instant::now();
+            for _ in 0..sweeps {
+                weft_kernels::distance::solve(&lanes, lambda, p.positions, p.prev_positions, &step, path);
+            }
+            start.elapsed().as_secs_f64()
+        })
+    })
+}
+
+/// A sweep of the reference solver over its copy of `model`.
+fn reference_sweep<'a>(model: &Model) -> Sweep<'a> {
+    let mut reference = ReferenceSolver::from_model(model);
+    Box::new(move |sweeps| {
+        let start = Instant::now();
+        for _ in 0..sweeps {
+            reference.project_distances();
+        }
+        start.elapsed().as_secs_f64()
+    })
+}
+
+/// Runs the distance-projection rows for an `n × n` grid.
+fn distance_rows(n: u32, rounds: usize, threads: usize, out: &mut String) -> anyhow::Result<()> {
+    let model = hanging_grid(n)?;
+    let constraints = model.distance().len();
+    let (one, all) = (pool(1)?, pool(threads)?);
+    let mut variants: Vec<(String, Sweep<'_>)> = vec![
+        ("reference (AoS, glam), 1 thread".into(), reference_sweep(&model)),
+        ("scalar twin, 1 thread".into(), kernel_sweep(&model, KernelPath::Scalar, &one)),
+        ("SIMD, 1 thread".into(), kernel_sweep(&model, KernelPath::Simd, &one)),
+        (format!("SIMD, {threads} threads"), kernel_sweep(&model, KernelPath::Simd, &all)),
+    ];
+    // Enough sweeps per round that the slowest variant takes about 40 ms.
+    let probe = (variants[0].1)(1).max(1e-6);
+    let sweeps = ((0.04 / probe).ceil() as usize).clamp(1, 10_000);
+    for (_, sweep) in variants.iter_mut() {
+        sweep(sweeps); // warm up caches and the pools
+    }
+    let mut series: Vec<Series> =
+        variants.iter().map(|(label, _)| Series { label: label.clone(), seconds: Vec::new() }).collect();
+    for _ in 0..rounds {
+        for (s, (_, sweep)) in series.iter_mut().zip(variants.iter_mut()) {
+            s.seconds.push(sweep(sweeps) / sweeps as f64);
+        }
+    }
+    let fill = model.report().distance_fill * 100.0;
+    let colours = model.report().distance_colours.len();
+    writeln!(
+        out,
+        "\n{n}×{n} grid: {constraints} distance constraints (stretch + shear), {colours} colours, \
+         {fill:.1}% lane fill; {sweeps} sweeps per round, {rounds} rounds"
+    )?;
+    writeln!(out, "  {:<34} {:>12} {:>12}", "variant", "Mproj/s", "ms/sweep")?;
+    for s in &series {
+        let t = median(s.seconds.clone());
+        writeln!(out, "  {:<34} {:>12.1} {:>12.3}", s.label, constraints as f64 / t / 1e6, t * 1e3)?;
+    }
+    let [reference, scalar, simd, parallel] = [&series[0], &series[1], &series[2], &series[3]];
+    writeln!(out, "  SIMD vs its scalar twin, 1 thread:  {:.2}×", speedup(scalar, simd))?;
+    writeln!(out, "  SIMD vs reference, 1 thread:        {:.2}×", speedup(reference, simd))?;
+    writeln!(out, "  SIMD {threads} threads vs 1 thread:       {:.2}×", speedup(simd, parallel))?;
+    Ok(())
+}
+
+/// Runs the frame-time rows for an `n × n` hanging cloth.
+fn frame_rows(n: u32, rounds: usize, threads: usize, out: &mut String) -> anyhow::Result<()> {
+    let model = hanging_grid(n)?;
+    let (one, all) = (pool(1)?, pool(threads)?);
+    let mut runs: Vec<(Model, &ThreadPool)> = vec![(model.clone(), &one), (model, &all)];
+    let mut seconds = [Vec::new(), Vec::new()];
+    for round in 0..=rounds {
+        for (k, (m, pool)) in runs.iter_mut().enumerate() {
+            let start = Instant::now();
+            pool.install(|| {
+                for _ in 0..SUBSTEPS {
+                    weft_kernels::step(m, &StepOptions::default());
+                }
+            });
+            if round > 0 {
+                seconds[k].push(start.elapsed().as_secs_f64());
+            }
+        }
+    }
+    let ratio = median(seconds[0].iter().zip(&seconds[1]).map(|(a, b)| a / b).collect());
+    let [t1, tn] = seconds.map(median);
+    writeln!(
+        out,
+        "  {n}×{n} hanging cloth ({} particles, {} constraints; 60 fps, {SUBSTEPS} substeps, \
+         {ITERATIONS} iterations): {:.2} ms/frame on 1 thread, {:.2} ms/frame on {threads} ({ratio:.2}×)",
+        runs[0].0.particles().len(),
+        runs[0].0.distance().len(),
+        t1 * 1e3,
+        tn * 1e3,
+    )?;
+    Ok(())
 }
 
 /// Runs the benchmark and returns the table as text.
 pub fn run(options: &BenchOptions) -> anyhow::Result<String> {
-    let _ = options;
-    Ok(String::from("weft bench: not written yet\n"))
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let (sizes, rounds, frame_rounds) = if options.quick { ([48, 96], 3, 2) } else { ([128, 512], 11, 5) };
+    let mut out = String::new();
+    writeln!(
+        out,
+        "weft {} bench: {} threads available; SIMD: {}\n\
+         method: variants on copies of one model, interleaved rounds, medians of rates and of \
+         per-round ratios",
+        env!("CARGO_PKG_VERSION"),
+        threads,
+        weft_kernels::simd_level()
+    )?;
+    writeln!(out, "\ndistance constraint projections (projections = constraints × sweeps)")?;
+    for n in sizes {
+        distance_rows(n, rounds, threads, &mut out)?;
+    }
+    writeln!(out, "\nwhole time steps (milliseconds per frame)")?;
+    for n in sizes {
+        frame_rows(n, frame_rounds, threads, &mut out)?;
+    }
+    Ok(out)
 }

@@ -1,3 +1,67 @@
-//! weft: XPBD cloth solver and offline cloth baker (facade).
+//! # weft — an XPBD cloth solver and offline cloth baker
+//!
+//! weft reads a scene (cloths, materials, pins; TOML), steps it with extended position-based
+//! dynamics on the CPU (SIMD constraint kernels, colour-batched in parallel, bit-identical for any
+//! thread count), and writes animation caches that DCC tools read: PC2, USD (`.usda`), OBJ
+//! sequences. Units are SI throughout: metres, kilograms, seconds.
+//!
+//! This crate is the facade and the `weft` command line. The work is done by the crates it
+//! re-exports:
+//!
+//! * [`core`] (`weft-core`): the structure-of-arrays model, validation of every bad-input rule,
+//!   colouring and SIMD batch packing;
+//! * [`kernels`] (`weft-kernels`): the SIMD kernels and the XPBD time step;
+//! * [`reference`](mod@reference) (`weft-reference`): the plain scalar solver the fast path is
+//!   tested against;
+//! * [`io`] (`weft-io`): scene files, PC2 / USD / OBJ caches.
+//!
+//! and by its own modules:
+//!
+//! * [`bake`]: scene in, caches and per-frame statistics out ([`bake::bake`],
+//!   [`bake::bake_model`]);
+//! * [`validate`]: what a scene turns into (particles, constraints, colours, batches, memory);
+//! * [`demo`]: the built-in demo scene, a flag held by two corners;
+//! * [`bench`](mod@bench): the side-by-side performance table of `weft bench`;
+//! * [`fuzzing`]: the bodies of the cargo-fuzz targets, also replayed by `cargo test`.
+//!
+//! ```
+//! use std::path::Path;
+//! use weft::bake::{BakeOptions, bake};
+//! use weft::core::limits::Limits;
+//!
+//! // The seed's worked example: one end pinned, 1 kg at 2 m, rest length 1 m, α = 0.01 m/N.
+//! let text = r#"
+//! [simulation]
+//! fps = 10.0
+//! frames = 1
+//! substeps = 1
+//! iterations = 1
+//! gravity = [0.0, 0.0, 0.0]
+//!
+//! [[cloth]]
+//! name = "seed"
+//! positions = [[0.0, 0.0, 0.0], [2.0, 0.0, 0.0]]
+//! edges = [[0, 1]]
+//! rest_lengths = [1.0]
+//! stretch_compliance = 0.01
+//! pins = [0]
+//! "#;
+//! let scene = weft::io::parse_scene(text, Path::new("seed.toml"), &Limits::default()).unwrap();
+//! let dir = tempfile::tempdir().unwrap();
+//! let report = bake(&scene, &BakeOptions::new(dir.path())).unwrap();
+//! assert_eq!(report.steps, 1);
+//! let cache = weft::io::read_pc2(&dir.path().join("seed.pc2")).unwrap();
+//! assert_eq!(cache.sample(1)[1], [1.5, 0.0, 0.0]);
+//! ```
 
+pub use weft_core as core;
+pub use weft_io as io;
+pub use weft_kernels as kernels;
+pub use weft_reference as reference;
+
+pub mod bake;
 pub mod bench;
+pub mod demo;
+pub mod fuzzing;
+mod progress;
+pub mod validate;

@@ -1,2 +1,238 @@
-//! The `weft` command line (stub).
-fn main() {}
+//! The `weft` command line: bake a scene, validate it, run the demo, run the benchmark.
+//!
+//! On failure it prints one line, `error: <message>`, on stderr and exits with status 1; usage
+//! errors keep clap's status 2.
+
+use std::io::{self, IsTerminal, Write};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::sync::LazyLock;
+
+use clap::builder::{PossibleValuesParser, TypedValueParser};
+use clap::{Args, Parser, Subcommand, ValueEnum};
+use weft::bake::{BakeOptions, BakeReport, bake};
+use weft::core::limits::Limits;
+use weft::io::{CacheFormat, load_scene};
+use weft::kernels::KernelPath;
+
+/// `<version> (<SIMD level>)`, shown by `weft --version`.
+static VERSION: LazyLock<String> =
+    LazyLock::new(|| format!("{} ({})", env!("CARGO_PKG_VERSION"), weft::kernels::simd_level()));
+
+/// XPBD cloth solver and offline cloth baker.
+#[derive(Debug, Parser)]
+#[command(name = "weft", version = VERSION.as_str(), propagate_version = true)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Bake a scene into caches (PC2, USD, OBJ sequence) and stats.csv
+    Bake(BakeArgs),
+    /// Check a scene and report the model it builds, or the first error
+    Validate(ValidateArgs),
+    /// Bake the built-in demo (a flag held by two corners); needs no files
+    Demo(DemoArgs),
+    /// Print the side-by-side performance table
+    Bench(BenchArgs),
+}
+
+#[derive(Debug, Args)]
+struct BakeArgs {
+    /// The scene file (TOML)
+    scene: PathBuf,
+    /// Directory to write the caches and stats.csv to (created if missing)
+    #[arg(short, long, value_name = "DIR")]
+    out: PathBuf,
+    #[command(flatten)]
+    output: OutputArgs,
+    #[command(flatten)]
+    limits: LimitArgs,
+}
+
+#[derive(Debug, Args)]
+struct ValidateArgs {
+    /// The scene file (TOML)
+    scene: PathBuf,
+    #[command(flatten)]
+    limits: LimitArgs,
+}
+
+#[derive(Debug, Args)]
+struct DemoArgs {
+    /// Directory to write the caches, stats.csv and demo.toml to (created if missing)
+    #[arg(short, long, value_name = "DIR", default_value = weft::demo::DEFAULT_OUT_DIR)]
+    out: PathBuf,
+    #[command(flatten)]
+    output: OutputArgs,
+}
+
+#[derive(Debug, Args)]
+struct BenchArgs {
+    /// A shorter measurement (a smoke test, not figures to quote)
+    #[arg(long)]
+    quick: bool,
+}
+
+/// Flags shared by `bake` and `demo`.
+#[derive(Debug, Args)]
+struct OutputArgs {
+    /// Cache formats: pc2, usd, obj (repeat the flag or give a comma list) [default: pc2]
+    #[arg(
+        short,
+        long = "format",
+        value_name = "FORMAT",
+        value_delimiter = ',',
+        ignore_case = true,
+        value_parser = PossibleValuesParser::new(["pc2", "usd", "obj"])
+            .try_map(|s| s.parse::<CacheFormat>()),
+    )]
+    formats: Vec<CacheFormat>,
+    /// Worker threads (the output is the same for any number) [default: one per logical CPU]
+    #[arg(short = 'j', long, value_name = "N",
+          value_parser = clap::value_parser!(u16).range(1..=1024))]
+    threads: Option<u16>,
+    /// Kernel instantiation (both give the same bits)
+    #[arg(long, value_enum, default_value_t = KernelArg::Simd)]
+    kernel: KernelArg,
+    /// No progress bar and no summary (errors are still printed)
+    #[arg(short, long)]
+    quiet: bool,
+}
+
+/// Resource limits, checked before anything of that size is allocated.
+#[derive(Debug, Args)]
+struct LimitArgs {
+    /// Most particles in the scene
+    #[arg(long, value_name = "N", default_value_t = Limits::default().max_particles)]
+    max_particles: u64,
+    /// Most constraints in the scene
+    #[arg(long, value_name = "N", default_value_t = Limits::default().max_constraints)]
+    max_constraints: u64,
+    /// Most time steps (frames × substeps) in a bake
+    #[arg(long, value_name = "N", default_value_t = Limits::default().max_steps)]
+    max_steps: u64,
+}
+
+impl LimitArgs {
+    fn limits(&self) -> Limits {
+        Limits {
+            max_particles: self.max_particles,
+            max_constraints: self.max_constraints,
+            max_steps: self.max_steps,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum KernelArg {
+    /// f32x8 SIMD lanes
+    Simd,
+    /// The same kernels one constraint at a time
+    Scalar,
+}
+
+impl OutputArgs {
+    fn bake_options(&self, out_dir: &Path, limits: Limits) -> BakeOptions {
+        BakeOptions {
+            out_dir: out_dir.to_path_buf(),
+            formats: self.formats.clone(),
+            threads: self.threads.map(usize::from),
+            kernel: match self.kernel {
+                KernelArg::Simd => KernelPath::Simd,
+                KernelArg::Scalar => KernelPath::Scalar,
+            },
+            progress: !self.quiet && io::stderr().is_terminal(),
+            limits,
+        }
+    }
+}
+
+/// A failure: one line for stderr.
+struct Failure(String);
+
+impl<E: std::fmt::Display> From<E> for Failure {
+    fn from(e: E) -> Self {
+        Failure(e.to_string())
+    }
+}
+
+fn main() -> ExitCode {
+    std::panic::set_hook(Box::new(|info| {
+        // A panic is a bug in weft, never an answer to input: say so on one line, no backtrace.
+        let message = one_line(&info.to_string());
+        let _ = writeln!(io::stderr(), "error: internal error (please report this bug): {message}");
+    }));
+    let cli = Cli::parse();
+    match run(cli) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(Failure(message)) => {
+            let _ = writeln!(io::stderr(), "error: {}", one_line(&message));
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn run(cli: Cli) -> Result<(), Failure> {
+    match cli.command {
+        Command::Bake(args) => {
+            let limits = args.limits.limits();
+            let scene = load_scene(&args.scene, &limits)?;
+            let report = bake(&scene, &args.output.bake_options(&args.out, limits))?;
+            if !args.output.quiet {
+                print_summary(&report);
+            }
+            Ok(())
+        }
+        Command::Validate(args) => {
+            let scene = load_scene(&args.scene, &args.limits.limits())?;
+            let model = scene.build_model()?;
+            let mut text = format!("scene:          {}\n", args.scene.display());
+            text.push_str(&weft::validate::describe(&model));
+            text.push_str("ok: the scene is valid\n");
+            print(&text)
+        }
+        Command::Demo(args) => {
+            let options = args.output.bake_options(&args.out, Limits::default());
+            let demo = weft::demo::run(&options)?;
+            if !args.output.quiet {
+                print_summary(&demo.bake);
+            }
+            print(&format!(
+                "demo: {}\n  scene: {}\n  again: weft bake {} --out {}\n",
+                weft::bake::file_list(&demo.bake.files),
+                demo.scene.display(),
+                demo.scene.display(),
+                args.out.join("again").display(),
+            ))
+        }
+        Command::Bench(args) => {
+            let table = weft::bench::run(&weft::bench::BenchOptions { quick: args.quick })
+                .map_err(|e| Failure(format!("{e:#}")))?;
+            print(&table)
+        }
+    }
+}
+
+/// The bake summary on stderr.
+fn print_summary(report: &BakeReport) {
+    let _ = io::stderr().write_all(report.summary().as_bytes());
+}
+
+/// Writes `text` to stdout; a closed pipe (`weft validate s.toml | head -1`) is not an error.
+fn print(text: &str) -> Result<(), Failure> {
+    let mut out = io::stdout().lock();
+    match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
+        Err(e) if e.kind() != io::ErrorKind::BrokenPipe => {
+            Err(Failure(format!("cannot write to stdout: {e}")))
+        }
+        _ => Ok(()),
+    }
+}
+
+/// `text` on one line: line breaks become spaces.
+fn one_line(text: &str) -> String {
+    text.trim_end().chars().map(|c| if c == '\n' || c == '\r' { ' ' } else { c }).collect()
+}

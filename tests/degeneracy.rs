@@ -58,11 +58,7 @@ fn particles_driven_onto_each_other_are_skipped_and_counted() {
         let stats = run(&mut m, 1, path);
         // Predicted onto the same point: 3 iterations, each skips the lane.
         assert_eq!(stats.degenerate, 3, "{path:?}");
-        assert_eq!(
-            positions(&m)[0],
-            positions(&m)[1],
-            "nothing moved them apart"
-        );
+        assert_eq!(positions(&m)[0], positions(&m)[1], "nothing moved them apart");
         assert!(m.particles().all_finite());
         let mut r = ReferenceSolver::from_model(&head_on(1e3));
         assert_eq!(r.step().degenerate, 3);
@@ -80,34 +76,23 @@ fn particles_flung_beyond_the_longest_distance_are_skipped_and_counted() {
         name: "fling".into(),
         positions: vec![[0.0; 3], [1.0, 0.0, 0.0]],
         velocities: Some(vec![[-1e11, 0.0, 0.0], [1e11, 0.0, 0.0]]),
-        edge_sets: vec![EdgeSet {
-            edges: vec![[0, 1]],
-            ..EdgeSet::stretch()
-        }],
+        edge_sets: vec![EdgeSet { edges: vec![[0, 1]], ..EdgeSet::stretch() }],
         ..ClothDesc::default()
     })
     .unwrap();
     let mut m = b.build().unwrap();
     let stats = run(&mut m, 3, KernelPath::Simd);
-    assert_eq!(
-        stats.degenerate,
-        3 * 2,
-        "beyond MAX_LENGTH = {MAX_LENGTH} m: skipped every iteration"
-    );
+    assert_eq!(stats.degenerate, 3 * 2, "beyond MAX_LENGTH = {MAX_LENGTH} m: skipped every iteration");
     assert!(m.particles().all_finite());
 }
 
 #[test]
 fn a_constraint_between_two_pins_is_dropped_and_reported() {
-    let mut b =
-        ModelBuilder::new(settings(10.0, 1, 1, [0.0, -9.81, 0.0]), Limits::default()).unwrap();
+    let mut b = ModelBuilder::new(settings(10.0, 1, 1, [0.0, -9.81, 0.0]), Limits::default()).unwrap();
     b.add_cloth(&ClothDesc {
         name: "pinned".into(),
         positions: vec![[0.0; 3], [1.0, 0.0, 0.0], [2.0, 0.0, 0.0]],
-        edge_sets: vec![EdgeSet {
-            edges: vec![[0, 1], [1, 2]],
-            ..EdgeSet::stretch()
-        }],
+        edge_sets: vec![EdgeSet { edges: vec![[0, 1], [1, 2]], ..EdgeSet::stretch() }],
         pins: vec![0, 1],
         ..ClothDesc::default()
     })
@@ -116,26 +101,19 @@ fn a_constraint_between_two_pins_is_dropped_and_reported() {
     assert_eq!(m.report().dropped_pinned, 1);
     assert_eq!(m.distance().len(), 1, "only [1, 2] is solved");
     let stats = run(&mut m, 5, KernelPath::Simd);
-    assert_eq!(
-        stats.dropped_at_build, 1,
-        "the step statistics report it too"
-    );
+    assert_eq!(stats.dropped_at_build, 1, "the step statistics report it too");
     assert_eq!(positions(&m)[0], [0.0; 3]);
     assert_eq!(positions(&m)[1], [1.0, 0.0, 0.0]);
 }
 
 #[test]
 fn all_pinned_cloth_never_moves() {
-    let mut b =
-        ModelBuilder::new(settings(10.0, 2, 3, [0.0, -9.81, 0.0]), Limits::default()).unwrap();
+    let mut b = ModelBuilder::new(settings(10.0, 2, 3, [0.0, -9.81, 0.0]), Limits::default()).unwrap();
     b.add_cloth(&ClothDesc {
         name: "frozen".into(),
         positions: vec![[0.0; 3], [1.0, 0.0, 0.0]],
         velocities: Some(vec![[5.0; 3], [-5.0; 3]]),
-        edge_sets: vec![EdgeSet {
-            edges: vec![[0, 1]],
-            ..EdgeSet::stretch()
-        }],
+        edge_sets: vec![EdgeSet { edges: vec![[0, 1]], ..EdgeSet::stretch() }],
         pins: vec![0, 1],
         ..ClothDesc::default()
     })

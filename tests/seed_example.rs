@@ -20,13 +20,7 @@ fn lambda(model: &weft_core::Model) -> f32 {
 fn rigid_constraint_pulls_the_end_to_one_metre() {
     for path in [KernelPath::Simd, KernelPath::Scalar] {
         let mut m = seed_model(0.0, 1);
-        step(
-            &mut m,
-            &StepOptions {
-                path,
-                residual: true,
-            },
-        );
+        step(&mut m, &StepOptions { path, residual: true });
         assert_eq!(positions(&m)[1], [1.0, 0.0, 0.0], "{path:?}");
         assert_eq!(positions(&m)[0], [0.0, 0.0, 0.0], "the pin does not move");
         assert_eq!(lambda(&m), -1.0, "Δλ = −1 kg·m");
@@ -40,18 +34,8 @@ fn compliance_001_leaves_the_end_at_one_and_a_half() {
     for iterations in [1, 2, 5] {
         for path in [KernelPath::Simd, KernelPath::Scalar] {
             let mut m = seed_model(0.01, iterations);
-            step(
-                &mut m,
-                &StepOptions {
-                    path,
-                    residual: true,
-                },
-            );
-            assert_eq!(
-                positions(&m)[1],
-                [1.5, 0.0, 0.0],
-                "{iterations} iterations, {path:?}"
-            );
+            step(&mut m, &StepOptions { path, residual: true });
+            assert_eq!(positions(&m)[1], [1.5, 0.0, 0.0], "{iterations} iterations, {path:?}");
             // λ accumulates: −0.5 after the first iteration, +0 after each further one.
             assert_eq!(lambda(&m), -0.5);
         }

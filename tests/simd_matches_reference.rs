@@ -81,11 +81,7 @@ fn compare(grid: &Grid, substeps: u32, iterations: u32, steps: usize) -> (f32, f
         let mut cloth = grid.cloth();
         for (i, p) in cloth.positions.iter_mut().enumerate() {
             for (k, c) in p.iter_mut().enumerate() {
-                *c = if (i * 3 + k) % 2 == 0 {
-                    c.next_up()
-                } else {
-                    c.next_down()
-                };
+                *c = if (i * 3 + k) % 2 == 0 { c.next_up() } else { c.next_down() };
             }
         }
         let mut b = ModelBuilder::new(settings, Limits::default()).unwrap();
@@ -93,19 +89,10 @@ fn compare(grid: &Grid, substeps: u32, iterations: u32, steps: usize) -> (f32, f
         ReferenceSolver::from_model(&b.build().unwrap())
     };
     for _ in 0..steps {
-        let fast = step(
-            &mut model,
-            &StepOptions {
-                path: KernelPath::Simd,
-                residual: false,
-            },
-        );
+        let fast = step(&mut model, &StepOptions { path: KernelPath::Simd, residual: false });
         let slow = reference.step();
         nudged.step();
-        assert_eq!(
-            fast.degenerate, slow.degenerate,
-            "both skip the same degenerate projections"
-        );
+        assert_eq!(fast.degenerate, slow.degenerate, "both skip the same degenerate projections");
     }
     assert!(model.particles().all_finite());
     let gap = max_diff(&positions(&model), &reference.positions());
@@ -142,20 +129,11 @@ proptest! {
 /// chunks, run on a multi-threaded pool.
 #[test]
 fn large_cloth_on_four_threads() {
-    let pool = rayon::ThreadPoolBuilder::new()
-        .num_threads(4)
-        .build()
-        .unwrap();
+    let pool = rayon::ThreadPoolBuilder::new().num_threads(4).build().unwrap();
     let mut grid = Grid::new(61, 67);
     grid.stretch = 1e-6;
     grid.shear = 1e-4;
     let (gap, sensitivity) = pool.install(|| compare(&grid, 2, 4, 20));
-    assert!(
-        gap <= TOL_20_FLOOR + TOL_20_FACTOR * sensitivity,
-        "gap {gap} m, sensitivity {sensitivity} m"
-    );
-    assert!(
-        gap <= 1e-5,
-        "a hanging cloth stays within 1e-5 m of the reference: {gap} m"
-    );
+    assert!(gap <= TOL_20_FLOOR + TOL_20_FACTOR * sensitivity, "gap {gap} m, sensitivity {sensitivity} m");
+    assert!(gap <= 1e-5, "a hanging cloth stays within 1e-5 m of the reference: {gap} m");
 }

@@ -9,26 +9,14 @@ use common::{Grid, run, settings, state_bits};
 use weft_kernels::{KernelPath, StepStats, distance::CHUNK_BATCHES};
 
 fn bake(threads: usize, damping: f32) -> (Vec<u32>, StepStats) {
-    let pool = rayon::ThreadPoolBuilder::new()
-        .num_threads(threads)
-        .build()
-        .unwrap();
+    let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
     let mut grid = Grid::new(97, 83);
     grid.stretch = 1e-7;
     grid.shear = 1e-5;
     grid.damping = damping;
     let mut model = grid.model(settings(60.0, 4, 6, [0.3, -9.81, 0.1]));
-    let smallest_colour = model
-        .report()
-        .distance_colours
-        .iter()
-        .min()
-        .copied()
-        .unwrap();
-    assert!(
-        smallest_colour > 2 * CHUNK_BATCHES * 8,
-        "every colour spans several chunks"
-    );
+    let smallest_colour = model.report().distance_colours.iter().min().copied().unwrap();
+    assert!(smallest_colour > 2 * CHUNK_BATCHES * 8, "every colour spans several chunks");
     let stats = pool.install(|| run(&mut model, 30, KernelPath::Simd));
     (state_bits(&model), stats)
 }

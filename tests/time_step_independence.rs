@@ -36,10 +36,7 @@ struct Record {
 /// A chain of `links` links of 0.1 m hanging from a pin, each particle `MASS`, settled over 4 s
 /// of physical time at 30 fps with `substeps` steps per frame.
 fn hang(links: u32, substeps: u32, iterations: u32) -> Record {
-    let s = SimSettings {
-        velocity_damping: 3.0,
-        ..settings(30.0, substeps, iterations, [0.0, -G, 0.0])
-    };
+    let s = SimSettings { velocity_damping: 3.0, ..settings(30.0, substeps, iterations, [0.0, -G, 0.0]) };
     let mut b = ModelBuilder::new(s, Limits::default()).unwrap();
     b.add_cloth(&ClothDesc {
         name: "chain".into(),
@@ -58,42 +55,22 @@ fn hang(links: u32, substeps: u32, iterations: u32) -> Record {
     let steps = 4 * 30 * substeps;
     let mut residual = 0.0;
     for i in 0..steps {
-        let stats = step(
-            &mut m,
-            &StepOptions {
-                residual: i + 1 == steps,
-                ..StepOptions::default()
-            },
-        );
+        let stats = step(&mut m, &StepOptions { residual: i + 1 == steps, ..StepOptions::default() });
         if let Some(r) = stats.distance_residual {
             residual = r.max_abs;
         }
     }
     let p = m.particles();
     let stretch = -p.position(links as usize)[1] - 0.1 * links as f32;
-    let speed = p
-        .velocities()
-        .iter()
-        .map(|v| (v[0] * v[0] + v[1] * v[1] + v[2] * v[2]).sqrt())
-        .fold(0.0, f32::max);
-    Record {
-        substeps,
-        stretch,
-        speed,
-        residual,
-    }
+    let speed =
+        p.velocities().iter().map(|v| (v[0] * v[0] + v[1] * v[1] + v[2] * v[2]).sqrt()).fold(0.0, f32::max);
+    Record { substeps, stretch, speed, residual }
 }
 
 fn records(links: u32, iterations: u32) -> Vec<Record> {
-    let r: Vec<Record> = [1, 2, 4, 8, 16]
-        .into_iter()
-        .map(|s| hang(links, s, iterations))
-        .collect();
+    let r: Vec<Record> = [1, 2, 4, 8, 16].into_iter().map(|s| hang(links, s, iterations)).collect();
     for x in &r {
-        eprintln!(
-            "{links} links, {iterations} iterations, h = 1/{} s: {x:?}",
-            30 * x.substeps
-        );
+        eprintln!("{links} links, {iterations} iterations, h = 1/{} s: {x:?}", 30 * x.substeps);
     }
     r
 }
@@ -102,15 +79,9 @@ fn records(links: u32, iterations: u32) -> Vec<Record> {
 fn one_mass_settles_at_alpha_m_g_for_every_time_step() {
     let expected = ALPHA * MASS * G;
     for r in records(1, 1) {
-        assert!(
-            (r.stretch - expected).abs() <= 1e-3 * expected,
-            "{r:?}: expected {expected} m"
-        );
+        assert!((r.stretch - expected).abs() <= 1e-3 * expected, "{r:?}: expected {expected} m");
         assert!(r.speed < 1e-3, "{r:?}: settled");
-        assert!(
-            (r.residual - expected).abs() <= 1e-3 * expected,
-            "|C| is the stretch"
-        );
+        assert!((r.residual - expected).abs() <= 1e-3 * expected, "|C| is the stretch");
     }
 }
 
@@ -120,18 +91,12 @@ fn converged_chain_stretch_does_not_depend_on_the_time_step() {
     let expected = ALPHA * MASS * G * n * (n + 1.0) / 2.0;
     let r = records(10, 60);
     for x in &r {
-        assert!(
-            (x.stretch - expected).abs() <= 0.01 * expected,
-            "{x:?}: expected {expected} m"
-        );
+        assert!((x.stretch - expected).abs() <= 0.01 * expected, "{x:?}: expected {expected} m");
         assert!(x.speed < 1e-2, "{x:?}: settled");
     }
     let spread = r.iter().map(|x| x.stretch).fold(f32::MIN, f32::max)
         - r.iter().map(|x| x.stretch).fold(f32::MAX, f32::min);
-    assert!(
-        spread <= 0.01 * expected,
-        "stretch spread across h: {spread} m"
-    );
+    assert!(spread <= 0.01 * expected, "stretch spread across h: {spread} m");
 }
 
 /// With too few iterations a long chain does not converge and stays too long; the error is
@@ -143,12 +108,6 @@ fn unconverged_chain_error_is_recorded_and_shrinks_with_smaller_steps() {
     let expected = ALPHA * MASS * G * n * (n + 1.0) / 2.0;
     let r = records(10, 2);
     let errors: Vec<f32> = r.iter().map(|x| x.stretch - expected).collect();
-    assert!(
-        errors[0] > 0.0,
-        "too few iterations leave the chain too long"
-    );
-    assert!(
-        errors.windows(2).all(|w| w[1] <= w[0]),
-        "errors shrink with h: {errors:?}"
-    );
+    assert!(errors[0] > 0.0, "too few iterations leave the chain too long");
+    assert!(errors.windows(2).all(|w| w[1] <= w[0]), "errors shrink with h: {errors:?}");
 }

@@ -9,21 +9,13 @@ use weft_kernels::{KernelPath, StepOptions, StepStats};
 
 /// Settings with `h = 1/(fps·substeps)`, the given iterations and gravity.
 pub fn settings(fps: f64, substeps: u32, iterations: u32, gravity: [f32; 3]) -> SimSettings {
-    SimSettings {
-        fps,
-        frames: 1,
-        substeps,
-        iterations,
-        gravity,
-        velocity_damping: 0.0,
-    }
+    SimSettings { fps, frames: 1, substeps, iterations, gravity, velocity_damping: 0.0 }
 }
 
 /// The seed's worked example: particle 0 pinned at the origin, particle 1 (1 kg) at x = 2 m, rest
 /// length 1 m, `h = 0.1 s`, no gravity.
 pub fn seed_model(compliance: f32, iterations: u32) -> Model {
-    let mut b =
-        ModelBuilder::new(settings(10.0, 1, iterations, [0.0; 3]), Limits::default()).unwrap();
+    let mut b = ModelBuilder::new(settings(10.0, 1, iterations, [0.0; 3]), Limits::default()).unwrap();
     b.add_cloth(&ClothDesc {
         name: "seed".into(),
         positions: vec![[0.0, 0.0, 0.0], [2.0, 0.0, 0.0]],
@@ -75,30 +67,19 @@ impl Grid {
             origin: [0.0; 3],
             plane: GridPlane::XY,
         };
-        let m = g.generate(&Limits::default()).unwrap();
         let c = |v: f32| Elasticity::Compliance(Compliance::new(v).unwrap());
-        ClothDesc {
-            name: "grid".into(),
-            positions: m.positions,
-            velocities: self.velocities.clone(),
-            mass: MassSpec::Density(0.2),
-            triangles: m.triangles,
-            edge_sets: vec![
-                EdgeSet {
-                    edges: m.structural,
-                    elasticity: c(self.stretch),
-                    damping: self.damping,
-                    ..EdgeSet::stretch()
-                },
-                EdgeSet {
-                    edges: m.shear,
-                    elasticity: c(self.shear),
-                    damping: self.damping,
-                    ..EdgeSet::shear()
-                },
-            ],
-            pins: self.pins.clone(),
+        let mut cloth = g.generate(&Limits::default()).unwrap().into_cloth(
+            "grid",
+            MassSpec::Density(0.2),
+            c(self.stretch),
+            c(self.shear),
+        );
+        for set in &mut cloth.edge_sets {
+            set.damping = self.damping;
         }
+        cloth.velocities = self.velocities.clone();
+        cloth.pins = self.pins.clone();
+        cloth
     }
 
     /// The model under `settings`.
@@ -111,25 +92,14 @@ impl Grid {
 
 /// Positions `[x, y, z]` of a model.
 pub fn positions(model: &Model) -> Vec<[f32; 3]> {
-    model
-        .particles()
-        .positions()
-        .iter()
-        .map(|p| [p[0], p[1], p[2]])
-        .collect()
+    model.particles().positions().iter().map(|p| [p[0], p[1], p[2]]).collect()
 }
 
 /// Runs `steps` time steps on `path`, returning the accumulated statistics.
 pub fn run(model: &mut Model, steps: usize, path: KernelPath) -> StepStats {
     let mut total = StepStats::default();
     for _ in 0..steps {
-        let s = weft_kernels::step(
-            model,
-            &StepOptions {
-                path,
-                residual: true,
-            },
-        );
+        let s = weft_kernels::step(model, &StepOptions { path, residual: true });
         total.accumulate(&s);
     }
     total
@@ -137,10 +107,7 @@ pub fn run(model: &mut Model, steps: usize, path: KernelPath) -> StepStats {
 
 /// Largest component-wise distance between two position lists, in m.
 pub fn max_diff(a: &[[f32; 3]], b: &[[f32; 3]]) -> f32 {
-    a.iter()
-        .zip(b)
-        .flat_map(|(p, q)| (0..3).map(move |i| (p[i] - q[i]).abs()))
-        .fold(0.0, f32::max)
+    a.iter().zip(b).flat_map(|(p, q)| (0..3).map(move |i| (p[i] - q[i]).abs())).fold(0.0, f32::max)
 }
 
 /// Bit patterns of every position, velocity and `λ` of a model (for exact comparisons). Only
@@ -152,11 +119,6 @@ pub fn state_bits(model: &Model) -> Vec<u32> {
         .chain(p.prev_positions())
         .chain(p.velocities())
         .flat_map(|r| r.map(f32::to_bits))
-        .chain(
-            model
-                .distance()
-                .solve_order()
-                .map(|(_, lambda)| lambda.to_bits()),
-        )
+        .chain(model.distance().solve_order().map(|(_, lambda)| lambda.to_bits()))
         .collect()
 }

@@ -179,41 +179,24 @@ impl ModelBuilder {
 
     /// A location in cloth number `ordinal` named `name`.
     fn at(ordinal: usize, name: &str, field: &'static str, index: Option<usize>) -> Location {
-        Location {
-            cloth: Some(ClothRef {
-                ordinal,
-                name: name.to_string(),
-            }),
-            field,
-            index,
-        }
+        Location { cloth: Some(ClothRef { ordinal, name: name.to_string() }), field, index }
     }
 
     /// Validates `desc` and adds it to the model. On error nothing is added.
     pub fn add_cloth(&mut self, desc: &ClothDesc) -> Result<&mut Self, BuildError> {
         let ordinal = self.cloths.len();
         let name = desc.name.clone();
-        let err =
-            |field, index, rule| BuildError::new(Self::at(ordinal, &name, field, index), rule);
+        let err = |field, index, rule| BuildError::new(Self::at(ordinal, &name, field, index), rule);
 
         // Name.
         let name_ok = !name.is_empty()
             && !name.starts_with('.')
-            && name
-                .chars()
-                .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'));
+            && name.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'));
         if !name_ok {
             return Err(err("name", None, Rule::BadName { name: name.clone() }));
         }
         if let Some(first) = self.cloths.iter().position(|c| c.name == name) {
-            return Err(err(
-                "name",
-                None,
-                Rule::DuplicateName {
-                    name: name.clone(),
-                    first,
-                },
-            ));
+            return Err(err("name", None, Rule::DuplicateName { name: name.clone(), first }));
         }
 
         // Particles.
@@ -246,11 +229,7 @@ impl ModelBuilder {
                 return Err(err(
                     "velocities",
                     None,
-                    Rule::LengthMismatch {
-                        len: v.len(),
-                        expected: n,
-                        partner: "positions",
-                    },
+                    Rule::LengthMismatch { len: v.len(), expected: n, partner: "positions" },
                 ));
             }
             Some(v) => {
@@ -267,14 +246,7 @@ impl ModelBuilder {
             if (p as usize) < n {
                 Ok(())
             } else {
-                Err(err(
-                    field,
-                    Some(i),
-                    Rule::IndexOutOfRange {
-                        index: p as u64,
-                        len: n,
-                    },
-                ))
+                Err(err(field, Some(i), Rule::IndexOutOfRange { index: p as u64, len: n }))
             }
         };
         for (i, t) in desc.triangles.iter().enumerate() {
@@ -294,13 +266,7 @@ impl ModelBuilder {
             MassSpec::ParticleMass(m) => {
                 let field = "particle_mass";
                 if !m.is_finite() {
-                    return Err(err(
-                        field,
-                        None,
-                        Rule::NotFinite {
-                            value: m.to_string(),
-                        },
-                    ));
+                    return Err(err(field, None, Rule::NotFinite { value: m.to_string() }));
                 }
                 if m <= 0.0 {
                     return Err(err(field, None, Rule::NotPositive { value: m as f64 }));
@@ -310,13 +276,7 @@ impl ModelBuilder {
             MassSpec::Density(rho) => {
                 let field = "density";
                 if !rho.is_finite() {
-                    return Err(err(
-                        field,
-                        None,
-                        Rule::NotFinite {
-                            value: rho.to_string(),
-                        },
-                    ));
+                    return Err(err(field, None, Rule::NotFinite { value: rho.to_string() }));
                 }
                 if rho <= 0.0 {
                     return Err(err(field, None, Rule::NotPositive { value: rho as f64 }));
@@ -336,11 +296,7 @@ impl ModelBuilder {
                     let w = (1.0 / m) as f32;
                     let has_mass = m > 0.0 && w.is_finite() && w > 0.0;
                     if !pinned[i] && !has_mass {
-                        return Err(err(
-                            field,
-                            None,
-                            Rule::MasslessParticle { particle: i as u32 },
-                        ));
+                        return Err(err(field, None, Rule::MasslessParticle { particle: i as u32 }));
                     }
                     inv_mass[i] = w;
                 }
@@ -365,11 +321,7 @@ impl ModelBuilder {
                 return Err(err(
                     set.rest_field,
                     None,
-                    Rule::LengthMismatch {
-                        len: r.len(),
-                        expected: set.edges.len(),
-                        partner: set.field,
-                    },
+                    Rule::LengthMismatch { len: r.len(), expected: set.edges.len(), partner: set.field },
                 ));
             }
             let compliance = set.elasticity.compliance();
@@ -378,41 +330,21 @@ impl ModelBuilder {
                 return Err(err(
                     set.elasticity_field,
                     None,
-                    Rule::TooLargeForTimeStep {
-                        value: alpha,
-                        h: time_step.h64,
-                        what: "α/h²",
-                    },
+                    Rule::TooLargeForTimeStep { value: alpha, h: time_step.h64, what: "α/h²" },
                 ));
             }
             let damping_field = set.damping_field;
             if !set.damping.is_finite() {
-                return Err(err(
-                    damping_field,
-                    None,
-                    Rule::NotFinite {
-                        value: set.damping.to_string(),
-                    },
-                ));
+                return Err(err(damping_field, None, Rule::NotFinite { value: set.damping.to_string() }));
             }
             if set.damping < 0.0 {
-                return Err(err(
-                    damping_field,
-                    None,
-                    Rule::Negative {
-                        value: set.damping as f64,
-                    },
-                ));
+                return Err(err(damping_field, None, Rule::Negative { value: set.damping as f64 }));
             }
             if !(alpha * set.damping * time_step.inv_h).is_finite() {
                 return Err(err(
                     damping_field,
                     None,
-                    Rule::TooLargeForTimeStep {
-                        value: set.damping,
-                        h: time_step.h64,
-                        what: "α·β/h",
-                    },
+                    Rule::TooLargeForTimeStep { value: set.damping, h: time_step.h64, what: "α·β/h" },
                 ));
             }
             for (i, &[a, b]) in set.edges.iter().enumerate() {
@@ -422,11 +354,7 @@ impl ModelBuilder {
                     return Err(err(set.field, Some(i), Rule::SelfEdge { particle: a }));
                 }
                 if let Some(&(field, first)) = seen.get(&[a.min(b), a.max(b)]) {
-                    return Err(err(
-                        set.field,
-                        Some(i),
-                        Rule::DuplicateEdge { a, b, field, first },
-                    ));
+                    return Err(err(set.field, Some(i), Rule::DuplicateEdge { a, b, field, first }));
                 }
                 seen.insert([a.min(b), a.max(b)], (set.field, i));
                 let initial = distance(desc.positions[a as usize], desc.positions[b as usize]);
@@ -434,24 +362,14 @@ impl ModelBuilder {
                     return Err(err(
                         set.field,
                         Some(i),
-                        Rule::CoincidentParticles {
-                            a,
-                            b,
-                            distance: initial,
-                            min: MIN_LENGTH,
-                        },
+                        Rule::CoincidentParticles { a, b, distance: initial, min: MIN_LENGTH },
                     ));
                 }
                 if initial > MAX_LENGTH {
                     return Err(err(
                         set.field,
                         Some(i),
-                        Rule::TooFarApart {
-                            a,
-                            b,
-                            distance: initial,
-                            max: MAX_LENGTH,
-                        },
+                        Rule::TooFarApart { a, b, distance: initial, max: MAX_LENGTH },
                     ));
                 }
                 let rest = match &set.rest_lengths {
@@ -461,17 +379,11 @@ impl ModelBuilder {
                             return Err(err(
                                 "rest_lengths",
                                 Some(i),
-                                Rule::NotFinite {
-                                    value: r.to_string(),
-                                },
+                                Rule::NotFinite { value: r.to_string() },
                             ));
                         }
                         if r <= 0.0 {
-                            return Err(err(
-                                "rest_lengths",
-                                Some(i),
-                                Rule::NotPositive { value: r as f64 },
-                            ));
+                            return Err(err("rest_lengths", Some(i), Rule::NotPositive { value: r as f64 }));
                         }
                         r
                     }
@@ -511,11 +423,7 @@ impl ModelBuilder {
         self.inv_mass.extend_from_slice(&inv_mass);
         self.constraints.extend(constraints);
         self.dropped_pinned += dropped;
-        self.cloths.push(ClothInfo {
-            name,
-            particles: start..start + n,
-            triangles: desc.triangles.clone(),
-        });
+        self.cloths.push(ClothInfo { name, particles: start..start + n, triangles: desc.triangles.clone() });
         Ok(self)
     }
 
@@ -539,13 +447,7 @@ impl ModelBuilder {
             distance_batches: distance.plan().len(),
             distance_fill: distance.batch_fill(),
         };
-        Ok(Model {
-            settings: self.settings,
-            particles,
-            distance,
-            cloths: self.cloths,
-            report,
-        })
+        Ok(Model { settings: self.settings, particles, distance, cloths: self.cloths, report })
     }
 }
 
@@ -555,23 +457,14 @@ mod tests {
     use crate::units::{Compliance, Stiffness};
 
     fn settings() -> SimSettings {
-        SimSettings {
-            fps: 10.0,
-            substeps: 1,
-            iterations: 1,
-            gravity: [0.0; 3],
-            ..Default::default()
-        }
+        SimSettings { fps: 10.0, substeps: 1, iterations: 1, gravity: [0.0; 3], ..Default::default() }
     }
 
     fn two() -> ClothDesc {
         ClothDesc {
             name: "c".into(),
             positions: vec![[0.0; 3], [1.0, 0.0, 0.0], [0.0, 1.0, 0.0]],
-            edge_sets: vec![EdgeSet {
-                edges: vec![[0, 1]],
-                ..EdgeSet::stretch()
-            }],
+            edge_sets: vec![EdgeSet { edges: vec![[0, 1]], ..EdgeSet::stretch() }],
             ..ClothDesc::default()
         }
     }
@@ -583,84 +476,45 @@ mod tests {
 
     #[test]
     fn each_rule_names_its_place() {
-        let e = fails(ClothDesc {
-            positions: vec![],
-            ..two()
-        });
+        let e = fails(ClothDesc { positions: vec![], ..two() });
         assert_eq!(e.rule, Rule::NoParticles);
-        let e = fails(ClothDesc {
-            positions: vec![[0.0; 3], [f32::NAN, 0.0, 0.0]],
-            ..two()
-        });
+        let e = fails(ClothDesc { positions: vec![[0.0; 3], [f32::NAN, 0.0, 0.0]], ..two() });
         assert_eq!((e.location.field, e.location.index), ("positions", Some(1)));
-        let e = fails(ClothDesc {
-            pins: vec![7],
-            ..two()
-        });
+        let e = fails(ClothDesc { pins: vec![7], ..two() });
         assert_eq!(e.rule, Rule::IndexOutOfRange { index: 7, len: 3 });
-        let e = fails(ClothDesc {
-            mass: MassSpec::ParticleMass(-1.0),
-            ..two()
-        });
+        let e = fails(ClothDesc { mass: MassSpec::ParticleMass(-1.0), ..two() });
         assert_eq!(e.location.field, "particle_mass");
-        let e = fails(ClothDesc {
-            mass: MassSpec::Density(1.0),
-            ..two()
-        });
+        let e = fails(ClothDesc { mass: MassSpec::Density(1.0), ..two() });
         assert_eq!(e.rule, Rule::DensityWithoutTriangles);
         let mut d = two();
         d.edge_sets[0].edges = vec![[0, 1], [2, 2]];
         assert_eq!(fails(d).rule, Rule::SelfEdge { particle: 2 });
         let mut d = two();
         d.edge_sets[0].edges = vec![[0, 1], [1, 0]];
-        assert!(matches!(
-            fails(d).rule,
-            Rule::DuplicateEdge { first: 0, .. }
-        ));
+        assert!(matches!(fails(d).rule, Rule::DuplicateEdge { first: 0, .. }));
         let mut d = two();
         d.edge_sets[0].rest_lengths = Some(vec![1.0, 2.0]);
-        assert!(matches!(
-            fails(d).rule,
-            Rule::LengthMismatch {
-                len: 2,
-                expected: 1,
-                ..
-            }
-        ));
+        assert!(matches!(fails(d).rule, Rule::LengthMismatch { len: 2, expected: 1, .. }));
         let mut d = two();
         d.edge_sets[0].rest_lengths = Some(vec![0.0]);
         assert!(matches!(fails(d).rule, Rule::NotPositive { .. }));
         let mut d = two();
         d.positions[1] = [0.0; 3];
-        assert!(matches!(
-            fails(d).rule,
-            Rule::CoincidentParticles { a: 0, b: 1, .. }
-        ));
+        assert!(matches!(fails(d).rule, Rule::CoincidentParticles { a: 0, b: 1, .. }));
         let mut d = two();
         d.edge_sets[0].damping = -1.0;
         assert_eq!(fails(d).location.field, "stretch_damping");
         let mut d = two();
         d.edge_sets[0].elasticity = Elasticity::Compliance(Compliance::new(f32::MAX).unwrap());
         assert!(matches!(fails(d).rule, Rule::TooLargeForTimeStep { .. }));
-        assert!(matches!(
-            fails(ClothDesc {
-                name: "a/b".into(),
-                ..two()
-            })
-            .rule,
-            Rule::BadName { .. }
-        ));
+        assert!(matches!(fails(ClothDesc { name: "a/b".into(), ..two() }).rule, Rule::BadName { .. }));
     }
 
     #[test]
     fn density_lumps_triangle_mass() {
         let mut b = ModelBuilder::new(settings(), Limits::default()).unwrap();
-        b.add_cloth(&ClothDesc {
-            mass: MassSpec::Density(3.0),
-            triangles: vec![[0, 1, 2]],
-            ..two()
-        })
-        .unwrap();
+        b.add_cloth(&ClothDesc { mass: MassSpec::Density(3.0), triangles: vec![[0, 1, 2]], ..two() })
+            .unwrap();
         let m = b.build().unwrap();
         // Area 0.5 m² × 3 kg/m² = 1.5 kg, 0.5 kg per corner.
         assert_eq!(m.particles().inv_mass(), &[2.0, 2.0, 2.0]);
@@ -684,36 +538,18 @@ mod tests {
     fn duplicate_names_and_empty_scenes() {
         let mut b = ModelBuilder::new(settings(), Limits::default()).unwrap();
         b.add_cloth(&two()).unwrap();
-        assert!(matches!(
-            b.add_cloth(&two()).unwrap_err().rule,
-            Rule::DuplicateName { first: 0, .. }
-        ));
+        assert!(matches!(b.add_cloth(&two()).unwrap_err().rule, Rule::DuplicateName { first: 0, .. }));
         let empty = ModelBuilder::new(settings(), Limits::default()).unwrap();
         assert_eq!(empty.build().unwrap_err().rule, Rule::NoCloth);
     }
 
     #[test]
     fn limits_refuse_big_requests() {
-        let limits = Limits {
-            max_particles: 2,
-            ..Limits::default()
-        };
+        let limits = Limits { max_particles: 2, ..Limits::default() };
         let mut b = ModelBuilder::new(settings(), limits).unwrap();
-        assert!(matches!(
-            b.add_cloth(&two()).unwrap_err().rule,
-            Rule::TooLarge { .. }
-        ));
-        let limits = Limits {
-            max_steps: 5,
-            ..Limits::default()
-        };
-        let s = SimSettings {
-            frames: 10,
-            ..settings()
-        };
-        assert!(matches!(
-            ModelBuilder::new(s, limits).unwrap_err().rule,
-            Rule::TooLarge { .. }
-        ));
+        assert!(matches!(b.add_cloth(&two()).unwrap_err().rule, Rule::TooLarge { .. }));
+        let limits = Limits { max_steps: 5, ..Limits::default() };
+        let s = SimSettings { frames: 10, ..settings() };
+        assert!(matches!(ModelBuilder::new(s, limits).unwrap_err().rule, Rule::TooLarge { .. }));
     }
 }

@@ -65,10 +65,7 @@ pub fn colour<const K: usize>(constraints: &[[u32; K]], free: &[bool]) -> Colour
     let mut counts = [0usize; MAX_COLOURS];
     let mut serial = Vec::new();
     for (i, particles) in constraints.iter().enumerate() {
-        let taken = particles
-            .iter()
-            .filter(|&&p| free[p as usize])
-            .fold(0u64, |m, &p| m | used[p as usize]);
+        let taken = particles.iter().filter(|&&p| free[p as usize]).fold(0u64, |m, &p| m | used[p as usize]);
         let c = (!taken).trailing_zeros() as usize;
         if c >= MAX_COLOURS {
             serial.push(i as u32);
@@ -96,11 +93,7 @@ pub fn colour<const K: usize>(constraints: &[[u32; K]], free: &[bool]) -> Colour
             next[c as usize] += 1;
         }
     }
-    Colouring {
-        order,
-        colour_starts,
-        serial,
-    }
+    Colouring { order, colour_starts, serial }
 }
 
 /// A colouring cut into SIMD batches: which constraint sits in which lane.
@@ -125,11 +118,7 @@ impl BatchPlan {
     /// # Panics
     /// If `K > 4` (the write mask has room for four particles per constraint), or if the packing
     /// breaks its invariant (see [`BatchPlan::assert_invariant`]), which would be a bug here.
-    pub fn pack<const K: usize>(
-        colouring: &Colouring,
-        constraints: &[[u32; K]],
-        free: &[bool],
-    ) -> BatchPlan {
+    pub fn pack<const K: usize>(colouring: &Colouring, constraints: &[[u32; K]], free: &[bool]) -> BatchPlan {
         assert!(K <= 4, "write masks hold four particles per constraint");
         let mut plan = BatchPlan::default();
         let push_run = |plan: &mut BatchPlan, run: &[u32]| -> Range<usize> {
@@ -191,19 +180,12 @@ impl BatchPlan {
             assert_eq!(r.start, expected_start, "colours tile the batch list");
             expected_start = r.end;
         }
-        assert_eq!(
-            expected_start,
-            self.lanes.len(),
-            "colours and serial list cover every batch"
-        );
+        assert_eq!(expected_start, self.lanes.len(), "colours and serial list cover every batch");
         let mut stamp = vec![usize::MAX; free.len()];
         for (colour, range) in self.colours.iter().enumerate() {
             for b in range.clone() {
                 let active = self.active[b] as usize;
-                assert!(
-                    (1..=LANES).contains(&active),
-                    "batch {b} has {active} active lanes"
-                );
+                assert!((1..=LANES).contains(&active), "batch {b} has {active} active lanes");
                 for k in 0..LANES {
                     for (slot, &p) in constraints[self.lanes[b].0[k] as usize].iter().enumerate() {
                         let written = self.writes[b] & (1 << (slot * LANES + k)) != 0;
@@ -226,11 +208,7 @@ impl BatchPlan {
         for b in self.serial.clone() {
             for k in self.active[b] as usize..LANES {
                 for slot in 0..K {
-                    assert_eq!(
-                        self.writes[b] & (1 << (slot * LANES + k)),
-                        0,
-                        "serial padding lane written"
-                    );
+                    assert_eq!(self.writes[b] & (1 << (slot * LANES + k)), 0, "serial padding lane written");
                 }
             }
         }
@@ -270,10 +248,7 @@ mod tests {
         let c = colour(&edges, &free);
         assert_eq!(c.colour_count(), 1);
         let plan = BatchPlan::pack(&c, &edges, &free);
-        assert!(
-            plan.writes.iter().all(|w| w & 0xff == 0),
-            "pin slot never written"
-        );
+        assert!(plan.writes.iter().all(|w| w & 0xff == 0), "pin slot never written");
     }
 
     #[test]
@@ -300,11 +275,7 @@ mod tests {
     fn invariant_catches_shared_particle() {
         let edges = [[0u32, 1], [1, 2]];
         let free = [true; 3];
-        let bad = Colouring {
-            order: vec![0, 1],
-            colour_starts: vec![0, 2],
-            serial: vec![],
-        };
+        let bad = Colouring { order: vec![0, 1], colour_starts: vec![0, 2], serial: vec![] };
         BatchPlan::pack(&bad, &edges, &free);
     }
 }

@@ -147,35 +147,16 @@ impl DistanceBatches {
         let colouring: Colouring = colour(&pairs, free);
         let plan = BatchPlan::pack(&colouring, &pairs, free);
         let lane = |f: &dyn Fn(&DistanceConstraint) -> f32| -> Vec<Lanes<f32>> {
-            plan.lanes
-                .iter()
-                .map(|l| Lanes(l.0.map(|c| f(&constraints[c as usize]))))
-                .collect()
+            plan.lanes.iter().map(|l| Lanes(l.0.map(|c| f(&constraints[c as usize])))).collect()
         };
         let damped = constraints.iter().any(|c| c.damping != 0.0);
         DistanceBatches {
-            a: plan
-                .lanes
-                .iter()
-                .map(|l| Lanes(l.0.map(|c| constraints[c as usize].particles[0])))
-                .collect(),
-            b: plan
-                .lanes
-                .iter()
-                .map(|l| Lanes(l.0.map(|c| constraints[c as usize].particles[1])))
-                .collect(),
+            a: plan.lanes.iter().map(|l| Lanes(l.0.map(|c| constraints[c as usize].particles[0]))).collect(),
+            b: plan.lanes.iter().map(|l| Lanes(l.0.map(|c| constraints[c as usize].particles[1]))).collect(),
             rest: lane(&|c| c.rest_length),
             compliance: lane(&|c| c.compliance.get()),
-            damping: if damped {
-                lane(&|c| c.damping)
-            } else {
-                Vec::new()
-            },
-            kind: plan
-                .lanes
-                .iter()
-                .map(|l| Lanes(l.0.map(|c| constraints[c as usize].kind as u8)))
-                .collect(),
+            damping: if damped { lane(&|c| c.damping) } else { Vec::new() },
+            kind: plan.lanes.iter().map(|l| Lanes(l.0.map(|c| constraints[c as usize].kind as u8))).collect(),
             lambda: vec![Lanes::splat(0.0); plan.len()],
             particle_count: free.len(),
             plan,
@@ -258,8 +239,7 @@ impl DistanceBatches {
                 let c = DistanceConstraint {
                     particles: [self.a[b].0[k], self.b[b].0[k]],
                     rest_length: self.rest[b].0[k],
-                    compliance: Compliance::new(self.compliance[b].0[k])
-                        .expect("validated at build"),
+                    compliance: Compliance::new(self.compliance[b].0[k]).expect("validated at build"),
                     damping: self.damping.get(b).map_or(0.0, |d| d.0[k]),
                     kind,
                 };
@@ -275,20 +255,12 @@ impl DistanceBatches {
 
     /// Constraints in each colour.
     pub fn colour_sizes(&self) -> Vec<usize> {
-        self.plan
-            .colours
-            .iter()
-            .map(|r| r.clone().map(|b| self.plan.active[b] as usize).sum())
-            .collect()
+        self.plan.colours.iter().map(|r| r.clone().map(|b| self.plan.active[b] as usize).sum()).collect()
     }
 
     /// Constraints solved serially (the overflow of the colouring).
     pub fn serial_len(&self) -> usize {
-        self.plan
-            .serial
-            .clone()
-            .map(|b| self.plan.active[b] as usize)
-            .sum()
+        self.plan.serial.clone().map(|b| self.plan.active[b] as usize).sum()
     }
 
     /// Fraction of SIMD lanes holding a real constraint, in `[0, 1]`.

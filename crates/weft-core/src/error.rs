@@ -31,11 +31,7 @@ pub struct Location {
 impl Location {
     /// A scene-wide setting.
     pub fn setting(field: &'static str) -> Self {
-        Location {
-            cloth: None,
-            field,
-            index: None,
-        }
+        Location { cloth: None, field, index: None }
     }
 }
 
@@ -113,9 +109,7 @@ pub enum Rule {
         first: usize,
     },
     /// A list's length does not match the list it pairs with.
-    #[error(
-        "has length {len} but {partner} has length {expected}: the two lists pair up one to one"
-    )]
+    #[error("has length {len} but {partner} has length {expected}: the two lists pair up one to one")]
     LengthMismatch {
         /// This list's length.
         len: usize,
@@ -145,9 +139,7 @@ pub enum Rule {
     },
     /// A triangle whose corners are colinear or coincident in the rest shape, used by a constraint
     /// or for mass lumping.
-    #[error(
-        "[{a}, {b}, {c}] has zero area in the rest shape ({area} m²) but is used for {used_for}"
-    )]
+    #[error("[{a}, {b}, {c}] has zero area in the rest shape ({area} m²) but is used for {used_for}")]
     ZeroAreaTriangle {
         /// Corner.
         a: u32,
@@ -190,9 +182,7 @@ pub enum Rule {
         first: usize,
     },
     /// A name that cannot be a file name.
-    #[error(
-        "'{name}' cannot name a cache file: use letters, digits, '-', '_' or '.', not starting with '.'"
-    )]
+    #[error("'{name}' cannot name a cache file: use letters, digits, '-', '_' or '.', not starting with '.'")]
     BadName {
         /// The name.
         name: String,
@@ -258,11 +248,7 @@ fn number(value: f64) -> String {
 
 /// [`number`] for an `f32`.
 fn number32(value: f32) -> String {
-    if value.fract() == 0.0 && value.abs() < 1e7 {
-        format!("{}", value as i64)
-    } else {
-        format!("{value:?}")
-    }
+    if value.fract() == 0.0 && value.abs() < 1e7 { format!("{}", value as i64) } else { format!("{value:?}") }
 }
 
 /// A model that cannot be built: where, and which rule.
@@ -290,10 +276,7 @@ mod tests {
     fn messages_name_cloth_field_index_and_rule() {
         let e = BuildError::new(
             Location {
-                cloth: Some(ClothRef {
-                    ordinal: 0,
-                    name: "seed".into(),
-                }),
+                cloth: Some(ClothRef { ordinal: 0, name: "seed".into() }),
                 field: "edges",
                 index: Some(3),
             },

@@ -4,8 +4,10 @@
 //! `origin + i·du·U + j·dv·V`, where `U`, `V` are the unit axes of the grid's plane and
 //! `du = width/(nu − 1)`, `dv = height/(nv − 1)`.
 
+use crate::builder::{ClothDesc, EdgeSet, MassSpec};
 use crate::error::Rule;
 use crate::limits::{Limits, RAISE_HINT};
+use crate::units::Elasticity;
 
 /// The plane a grid lies in: its first axis `U` and second axis `V`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -55,6 +57,41 @@ pub struct GridMesh {
     pub shear: Vec<[u32; 2]>,
 }
 
+impl GridMesh {
+    /// A cloth made of this grid: its structural edges as stretch constraints and its diagonals as
+    /// shear constraints (both undamped, rest lengths from the grid), its triangles, no pins.
+    ///
+    /// ```
+    /// use weft_core::grid::{GridDesc, GridPlane};
+    /// use weft_core::{MassSpec, limits::Limits, units::Elasticity};
+    /// let g = GridDesc { resolution: [3, 3], size: [1.0, 1.0], origin: [0.0; 3], plane: GridPlane::XY };
+    /// let cloth = g.generate(&Limits::default()).unwrap().into_cloth(
+    ///     "sheet", MassSpec::Density(0.2), Elasticity::RIGID, Elasticity::RIGID);
+    /// assert_eq!(cloth.edge_sets[0].edges.len(), 12);
+    /// assert_eq!(cloth.edge_sets[1].edges.len(), 8);
+    /// ```
+    pub fn into_cloth(
+        self,
+        name: impl Into<String>,
+        mass: MassSpec,
+        stretch: Elasticity,
+        shear: Elasticity,
+    ) -> ClothDesc {
+        ClothDesc {
+            name: name.into(),
+            positions: self.positions,
+            velocities: None,
+            mass,
+            triangles: self.triangles,
+            edge_sets: vec![
+                EdgeSet { edges: self.structural, elasticity: stretch, ..EdgeSet::stretch() },
+                EdgeSet { edges: self.shear, elasticity: shear, ..EdgeSet::shear() },
+            ],
+            pins: Vec::new(),
+        }
+    }
+}
+
 impl GridDesc {
     /// Number of particles the grid has (computed without allocating).
     pub fn particle_count(&self) -> u64 {
@@ -69,12 +106,7 @@ impl GridDesc {
     /// The four corner particles: `(0,0)`, `(nu−1,0)`, `(0,nv−1)`, `(nu−1,nv−1)`.
     pub fn corners(&self) -> [u32; 4] {
         let [nu, nv] = self.resolution;
-        [
-            self.index(0, 0),
-            self.index(nu - 1, 0),
-            self.index(0, nv - 1),
-            self.index(nu - 1, nv - 1),
-        ]
+        [self.index(0, 0), self.index(nu - 1, 0), self.index(0, nv - 1), self.index(nu - 1, nv - 1)]
     }
 
     /// Checks the request against its rules and `limits`, before anything is allocated.
@@ -99,24 +131,14 @@ impl GridDesc {
         }
         for &s in &self.size {
             if !s.is_finite() {
-                return Err((
-                    "size",
-                    Rule::NotFinite {
-                        value: s.to_string(),
-                    },
-                ));
+                return Err(("size", Rule::NotFinite { value: s.to_string() }));
             }
             if s <= 0.0 {
                 return Err(("size", Rule::NotPositive { value: s as f64 }));
             }
         }
         if let Some(o) = self.origin.iter().find(|o| !o.is_finite()) {
-            return Err((
-                "origin",
-                Rule::NotFinite {
-                    value: o.to_string(),
-                },
-            ));
+            return Err(("origin", Rule::NotFinite { value: o.to_string() }));
         }
         Ok(())
     }
@@ -161,12 +183,7 @@ impl GridDesc {
                 structural.push([self.index(i, j), self.index(i, j + 1)]);
             }
         }
-        Ok(GridMesh {
-            positions,
-            triangles,
-            structural,
-            shear,
-        })
+        Ok(GridMesh { positions, triangles, structural, shear })
     }
 }
 
@@ -176,12 +193,7 @@ mod tests {
 
     #[test]
     fn three_by_two() {
-        let g = GridDesc {
-            resolution: [3, 2],
-            size: [2.0, 1.0],
-            origin: [0.0; 3],
-            plane: GridPlane::XZ,
-        };
+        let g = GridDesc { resolution: [3, 2], size: [2.0, 1.0], origin: [0.0; 3], plane: GridPlane::XZ };
         let m = g.generate(&Limits::default()).unwrap();
         assert_eq!(m.positions.len(), 6);
         assert_eq!(m.positions[4], [1.0, 0.0, 1.0]);
@@ -199,26 +211,13 @@ mod tests {
             origin: [0.0; 3],
             plane: GridPlane::XY,
         };
-        assert!(matches!(
-            g.generate(&Limits::default()),
-            Err(("resolution", Rule::TooLarge { .. }))
-        ));
-        let g = GridDesc {
-            resolution: [1, 5],
-            ..g
-        };
+        assert!(matches!(g.generate(&Limits::default()), Err(("resolution", Rule::TooLarge { .. }))));
+        let g = GridDesc { resolution: [1, 5], ..g };
         assert!(matches!(
             g.validate(&Limits::default()),
             Err(("resolution", Rule::GridTooSmall { value: 1 }))
         ));
-        let g = GridDesc {
-            resolution: [2, 2],
-            size: [0.0, 1.0],
-            ..g
-        };
-        assert!(matches!(
-            g.validate(&Limits::default()),
-            Err(("size", Rule::NotPositive { .. }))
-        ));
+        let g = GridDesc { resolution: [2, 2], size: [0.0, 1.0], ..g };
+        assert!(matches!(g.validate(&Limits::default()), Err(("size", Rule::NotPositive { .. }))));
     }
 }

@@ -18,21 +18,14 @@ pub struct Limits {
 impl Default for Limits {
     /// 16 M particles, 64 M constraints (about 6 GiB of model at most), 100 M time steps.
     fn default() -> Self {
-        Limits {
-            max_particles: 1 << 24,
-            max_constraints: 1 << 26,
-            max_steps: 100_000_000,
-        }
+        Limits { max_particles: 1 << 24, max_constraints: 1 << 26, max_steps: 100_000_000 }
     }
 }
 
 impl Limits {
     /// No limit at all (for tests and trusted input).
-    pub const UNLIMITED: Limits = Limits {
-        max_particles: u64::MAX,
-        max_constraints: u64::MAX,
-        max_steps: u64::MAX,
-    };
+    pub const UNLIMITED: Limits =
+        Limits { max_particles: u64::MAX, max_constraints: u64::MAX, max_steps: u64::MAX };
 }
 
 /// How to raise the limits, for error messages.

@@ -48,21 +48,10 @@ impl Particles {
     /// # Panics
     /// If the three slices differ in length. (The model builder validates values before calling.)
     pub fn new(positions: &[[f32; 3]], velocities: &[[f32; 3]], inv_mass: &[f32]) -> Self {
-        assert_eq!(
-            positions.len(),
-            velocities.len(),
-            "one velocity per particle"
-        );
-        assert_eq!(
-            positions.len(),
-            inv_mass.len(),
-            "one inverse mass per particle"
-        );
-        let positions: Vec<[f32; RECORD]> = positions
-            .iter()
-            .zip(inv_mass)
-            .map(|(p, &w)| [p[0], p[1], p[2], w])
-            .collect();
+        assert_eq!(positions.len(), velocities.len(), "one velocity per particle");
+        assert_eq!(positions.len(), inv_mass.len(), "one inverse mass per particle");
+        let positions: Vec<[f32; RECORD]> =
+            positions.iter().zip(inv_mass).map(|(p, &w)| [p[0], p[1], p[2], w]).collect();
         Particles {
             prev_positions: positions.iter().map(|p| [p[0], p[1], p[2], 0.0]).collect(),
             positions,
@@ -124,18 +113,12 @@ impl Particles {
 
     /// Whether lane 3 of every position still mirrors the inverse mass (a solver must keep it).
     pub fn mirror_is_consistent(&self) -> bool {
-        self.positions
-            .iter()
-            .zip(&self.inv_mass)
-            .all(|(p, &w)| p[3].to_bits() == w.to_bits())
+        self.positions.iter().zip(&self.inv_mass).all(|(p, &w)| p[3].to_bits() == w.to_bits())
     }
 
     /// True when every position and velocity component is finite.
     pub fn all_finite(&self) -> bool {
-        self.positions
-            .iter()
-            .chain(&self.velocities)
-            .all(|p| p.iter().all(|c| c.is_finite()))
+        self.positions.iter().chain(&self.velocities).all(|p| p.iter().all(|c| c.is_finite()))
     }
 }
 
@@ -145,11 +128,7 @@ mod tests {
 
     #[test]
     fn records_carry_inverse_mass() {
-        let p = Particles::new(
-            &[[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]],
-            &[[0.0; 3]; 2],
-            &[0.0, 0.5],
-        );
+        let p = Particles::new(&[[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]], &[[0.0; 3]; 2], &[0.0, 0.5]);
         assert_eq!(p.positions()[1], [4.0, 5.0, 6.0, 0.5]);
         assert_eq!(p.prev_positions()[1], [4.0, 5.0, 6.0, 0.0]);
         assert!(p.mirror_is_consistent());

@@ -39,12 +39,7 @@ impl SimSettings {
     pub fn validate(&self) -> Result<(), BuildError> {
         let err = |field, rule| Err(BuildError::new(Location::setting(field), rule));
         if !self.fps.is_finite() {
-            return err(
-                "fps",
-                Rule::NotFinite {
-                    value: self.fps.to_string(),
-                },
-            );
+            return err("fps", Rule::NotFinite { value: self.fps.to_string() });
         }
         if self.fps <= 0.0 {
             return err("fps", Rule::NotPositive { value: self.fps });
@@ -59,50 +54,25 @@ impl SimSettings {
             return err("iterations", Rule::Zero);
         }
         if let Some(g) = self.gravity.iter().find(|g| !g.is_finite()) {
-            return err(
-                "gravity",
-                Rule::NotFinite {
-                    value: g.to_string(),
-                },
-            );
+            return err("gravity", Rule::NotFinite { value: g.to_string() });
         }
         if !self.velocity_damping.is_finite() {
-            return err(
-                "velocity_damping",
-                Rule::NotFinite {
-                    value: self.velocity_damping.to_string(),
-                },
-            );
+            return err("velocity_damping", Rule::NotFinite { value: self.velocity_damping.to_string() });
         }
         if self.velocity_damping < 0.0 {
-            return err(
-                "velocity_damping",
-                Rule::Negative {
-                    value: self.velocity_damping as f64,
-                },
-            );
+            return err("velocity_damping", Rule::Negative { value: self.velocity_damping as f64 });
         }
         let h = self.time_step();
         if !(h.h > 0.0 && h.h.is_finite() && h.inv_h2.is_finite() && h.inv_h2 > 0.0) {
             // fps·substeps so large (or small) that h or 1/h² leaves f32.
-            return err(
-                "fps",
-                Rule::TimeStepOutOfRange {
-                    fps: self.fps,
-                    substeps: self.substeps,
-                    h: h.h64,
-                },
-            );
+            return err("fps", Rule::TimeStepOutOfRange { fps: self.fps, substeps: self.substeps, h: h.h64 });
         }
         Ok(())
     }
 
     /// The XPBD time step `h = 1/(fps·substeps)` and its derived factors.
     pub fn time_step(&self) -> TimeStep {
-        TimeStep::new(
-            1.0 / (self.fps * self.substeps as f64),
-            self.velocity_damping,
-        )
+        TimeStep::new(1.0 / (self.fps * self.substeps as f64), self.velocity_damping)
     }
 }
 
@@ -143,11 +113,7 @@ mod tests {
 
     #[test]
     fn seed_time_step_is_exact() {
-        let s = SimSettings {
-            fps: 10.0,
-            substeps: 1,
-            ..SimSettings::default()
-        };
+        let s = SimSettings { fps: 10.0, substeps: 1, ..SimSettings::default() };
         let t = s.time_step();
         assert_eq!(t.h, 0.1);
         assert_eq!(t.inv_h2, 100.0);
@@ -159,69 +125,15 @@ mod tests {
     fn rejects_bad_settings() {
         let base = SimSettings::default();
         for (s, field) in [
-            (
-                SimSettings {
-                    fps: 0.0,
-                    ..base.clone()
-                },
-                "fps",
-            ),
-            (
-                SimSettings {
-                    fps: -1.0,
-                    ..base.clone()
-                },
-                "fps",
-            ),
-            (
-                SimSettings {
-                    fps: f64::NAN,
-                    ..base.clone()
-                },
-                "fps",
-            ),
-            (
-                SimSettings {
-                    fps: 1e300,
-                    ..base.clone()
-                },
-                "fps",
-            ),
-            (
-                SimSettings {
-                    substeps: 0,
-                    ..base.clone()
-                },
-                "substeps",
-            ),
-            (
-                SimSettings {
-                    iterations: 0,
-                    ..base.clone()
-                },
-                "iterations",
-            ),
-            (
-                SimSettings {
-                    frames: 0,
-                    ..base.clone()
-                },
-                "frames",
-            ),
-            (
-                SimSettings {
-                    gravity: [0.0, f32::INFINITY, 0.0],
-                    ..base.clone()
-                },
-                "gravity",
-            ),
-            (
-                SimSettings {
-                    velocity_damping: -1.0,
-                    ..base.clone()
-                },
-                "velocity_damping",
-            ),
+            (SimSettings { fps: 0.0, ..base.clone() }, "fps"),
+            (SimSettings { fps: -1.0, ..base.clone() }, "fps"),
+            (SimSettings { fps: f64::NAN, ..base.clone() }, "fps"),
+            (SimSettings { fps: 1e300, ..base.clone() }, "fps"),
+            (SimSettings { substeps: 0, ..base.clone() }, "substeps"),
+            (SimSettings { iterations: 0, ..base.clone() }, "iterations"),
+            (SimSettings { frames: 0, ..base.clone() }, "frames"),
+            (SimSettings { gravity: [0.0, f32::INFINITY, 0.0], ..base.clone() }, "gravity"),
+            (SimSettings { velocity_damping: -1.0, ..base.clone() }, "velocity_damping"),
         ] {
             let e = s.validate().unwrap_err();
             assert_eq!(e.location.field, field, "{e}");

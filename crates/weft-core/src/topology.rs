@@ -21,11 +21,7 @@ pub fn unique_edges(triangles: &[[u32; 3]]) -> Vec<[u32; 2]> {
 pub fn triangle_area(a: [f32; 3], b: [f32; 3], c: [f32; 3]) -> f64 {
     let d = |p: [f32; 3], q: [f32; 3]| [0, 1, 2].map(|i| p[i] as f64 - q[i] as f64);
     let (u, v) = (d(b, a), d(c, a));
-    let cross = [
-        u[1] * v[2] - u[2] * v[1],
-        u[2] * v[0] - u[0] * v[2],
-        u[0] * v[1] - u[1] * v[0],
-    ];
+    let cross = [u[1] * v[2] - u[2] * v[1], u[2] * v[0] - u[0] * v[2], u[0] * v[1] - u[1] * v[0]];
     0.5 * (cross[0] * cross[0] + cross[1] * cross[1] + cross[2] * cross[2]).sqrt()
 }
 
@@ -41,14 +37,8 @@ mod tests {
 
     #[test]
     fn areas_and_distances() {
-        assert_eq!(
-            triangle_area([0.0; 3], [1.0, 0.0, 0.0], [0.0, 1.0, 0.0]),
-            0.5
-        );
-        assert_eq!(
-            triangle_area([0.0; 3], [1.0, 0.0, 0.0], [2.0, 0.0, 0.0]),
-            0.0
-        );
+        assert_eq!(triangle_area([0.0; 3], [1.0, 0.0, 0.0], [0.0, 1.0, 0.0]), 0.5);
+        assert_eq!(triangle_area([0.0; 3], [1.0, 0.0, 0.0], [2.0, 0.0, 0.0]), 0.0);
         assert_eq!(distance([0.0; 3], [3.0, 4.0, 0.0]), 5.0);
     }
 }

@@ -65,8 +65,7 @@ pub enum CacheFormat {
 
 impl CacheFormat {
     /// Every format, in the order of their names.
-    pub const ALL: [CacheFormat; 3] =
-        [CacheFormat::Pc2, CacheFormat::Usd, CacheFormat::ObjSequence];
+    pub const ALL: [CacheFormat; 3] = [CacheFormat::Pc2, CacheFormat::Usd, CacheFormat::ObjSequence];
 
     /// The name used on the command line: `"pc2"`, `"usd"`, `"obj"`.
     pub fn name(self) -> &'static str {
@@ -126,10 +125,7 @@ impl CacheSpec<'_> {
     pub fn validate(&self) -> io::Result<()> {
         let name_ok = !self.name.is_empty()
             && !self.name.starts_with('.')
-            && self
-                .name
-                .chars()
-                .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'));
+            && self.name.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'));
         if !name_ok {
             return Err(invalid(format!(
                 "'{}' cannot name a cache file: use letters, digits, '-', '_' or '.', not starting with '.'",
@@ -148,11 +144,8 @@ impl CacheSpec<'_> {
                 self.name, self.fps
             )));
         }
-        if let Some((i, t)) = self
-            .triangles
-            .iter()
-            .enumerate()
-            .find(|(_, t)| t.iter().any(|&p| p as usize >= self.point_count))
+        if let Some((i, t)) =
+            self.triangles.iter().enumerate().find(|(_, t)| t.iter().any(|&p| p as usize >= self.point_count))
         {
             return Err(invalid(format!(
                 "cache '{}': triangle {i} {t:?} refers past the {} points",
@@ -219,10 +212,7 @@ impl SampleCheck {
                 self.point_count
             )));
         }
-        if let Some(i) = positions
-            .iter()
-            .position(|p| p.iter().any(|c| !c.is_finite()))
-        {
+        if let Some(i) = positions.iter().position(|p| p.iter().any(|c| !c.is_finite())) {
             return Err(io::Error::new(
                 io::ErrorKind::InvalidData,
                 format!(
@@ -274,32 +264,16 @@ mod tests {
     #[test]
     fn spec_rules() {
         let dir = Path::new(".");
-        let ok = CacheSpec {
-            dir,
-            name: "a",
-            triangles: &[[0, 1, 2]],
-            point_count: 3,
-            fps: 24.0,
-            samples: 1,
-        };
+        let ok = CacheSpec { dir, name: "a", triangles: &[[0, 1, 2]], point_count: 3, fps: 24.0, samples: 1 };
         assert!(ok.validate().is_ok());
         for bad in [
             CacheSpec { name: "../x", ..ok },
             CacheSpec { name: "", ..ok },
-            CacheSpec {
-                name: ".hidden",
-                ..ok
-            },
-            CacheSpec {
-                point_count: 2,
-                ..ok
-            },
+            CacheSpec { name: ".hidden", ..ok },
+            CacheSpec { point_count: 2, ..ok },
             CacheSpec { samples: 0, ..ok },
             CacheSpec { fps: 0.0, ..ok },
-            CacheSpec {
-                fps: f64::NAN,
-                ..ok
-            },
+            CacheSpec { fps: f64::NAN, ..ok },
         ] {
             let e = bad.validate().unwrap_err();
             assert_eq!(e.kind(), io::ErrorKind::InvalidInput, "{e}");
@@ -320,43 +294,27 @@ mod tests {
             };
             let mut w = create_cache(format, &spec).unwrap();
             assert!(w.write_sample(&[]).is_err(), "{format}: wrong length");
-            assert!(
-                w.write_sample(&[[f32::NAN, 0.0, 0.0]]).is_err(),
-                "{format}: NaN"
-            );
+            assert!(w.write_sample(&[[f32::NAN, 0.0, 0.0]]).is_err(), "{format}: NaN");
             w.write_sample(&[[1.0, 2.0, 3.0]]).unwrap();
             // One of two samples: finish refuses and leaves nothing.
             let e = w.finish().unwrap_err();
             assert_eq!(e.kind(), io::ErrorKind::UnexpectedEof, "{format}: {e}");
-            assert_eq!(
-                std::fs::read_dir(dir.path()).unwrap().count(),
-                0,
-                "{format}"
-            );
+            assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0, "{format}");
 
             // Dropped mid-way: nothing left either.
             let mut w = create_cache(format, &spec).unwrap();
             w.write_sample(&[[1.0, 2.0, 3.0]]).unwrap();
             drop(w);
-            assert_eq!(
-                std::fs::read_dir(dir.path()).unwrap().count(),
-                0,
-                "{format}"
-            );
+            assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0, "{format}");
 
             // Complete: files in place, no partial file, a third sample refused.
             let mut w = create_cache(format, &spec).unwrap();
             w.write_sample(&[[1.0, 2.0, 3.0]]).unwrap();
             w.write_sample(&[[1.0, 2.0, 3.5]]).unwrap();
-            assert!(
-                w.write_sample(&[[1.0, 2.0, 3.5]]).is_err(),
-                "{format}: extra"
-            );
+            assert!(w.write_sample(&[[1.0, 2.0, 3.5]]).is_err(), "{format}: extra");
             let files = w.finish().unwrap();
-            let mut names: Vec<_> = std::fs::read_dir(dir.path())
-                .unwrap()
-                .map(|e| e.unwrap().path())
-                .collect();
+            let mut names: Vec<_> =
+                std::fs::read_dir(dir.path()).unwrap().map(|e| e.unwrap().path()).collect();
             names.sort();
             assert_eq!(names, files, "{format}");
         }

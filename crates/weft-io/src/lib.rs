@@ -25,6 +25,4 @@ pub mod usd;
 
 pub use cache::{CacheFormat, CacheSpec, CacheWriter, UnknownFormat, create_cache};
 pub use pc2::{Pc2, Pc2Error, parse_pc2, read_pc2};
-pub use scene::{
-    MAX_SCENE_BYTES, Scene, SceneError, SceneRule, SourcePos, load_scene, parse_scene,
-};
+pub use scene::{MAX_SCENE_BYTES, Scene, SceneError, SceneRule, SourcePos, load_scene, parse_scene};

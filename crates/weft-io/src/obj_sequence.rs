@@ -57,12 +57,7 @@ impl ObjSequenceWriter {
 
     /// The final path of sample `k`.
     pub fn frame_path(&self, k: u32) -> PathBuf {
-        self.dir.join(format!(
-            "{}.{:0width$}.obj",
-            self.name,
-            k,
-            width = self.digits
-        ))
+        self.dir.join(format!("{}.{:0width$}.obj", self.name, k, width = self.digits))
     }
 }
 
@@ -108,16 +103,13 @@ mod tests {
         };
         let mut w = create_cache(CacheFormat::ObjSequence, &spec).unwrap();
         for k in 0..3 {
-            w.write_sample(&[[0.0, 0.0, 0.0], [1.0, 0.0, 0.0], [0.0, 1.0, k as f32 * 0.5]])
-                .unwrap();
+            w.write_sample(&[[0.0, 0.0, 0.0], [1.0, 0.0, 0.0], [0.0, 1.0, k as f32 * 0.5]]).unwrap();
         }
         assert!(dir.path().join("flag.0002.obj.partial").exists());
         assert!(!dir.path().join("flag.0002.obj").exists());
         let files = w.finish().unwrap();
-        let names: Vec<_> = files
-            .iter()
-            .map(|p| p.file_name().unwrap().to_str().unwrap().to_string())
-            .collect();
+        let names: Vec<_> =
+            files.iter().map(|p| p.file_name().unwrap().to_str().unwrap().to_string()).collect();
         assert_eq!(names, ["flag.0000.obj", "flag.0001.obj", "flag.0002.obj"]);
         assert_eq!(
             std::fs::read_to_string(&files[2]).unwrap(),

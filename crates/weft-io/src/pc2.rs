@@ -96,13 +96,7 @@ impl CacheWriter for Pc2Writer {
     }
 
     fn finish(self: Box<Self>) -> io::Result<Vec<PathBuf>> {
-        let Pc2Writer {
-            out,
-            staged,
-            check,
-            path,
-            ..
-        } = *self;
+        let Pc2Writer { out, staged, check, path, .. } = *self;
         check.complete()?;
         staged::close(out).map_err(|e| with_path(e, &path))?;
         staged.commit()
@@ -203,9 +197,7 @@ fn le_f32(b: &[u8]) -> f32 {
 /// Checks a header against the file's total length (in bytes).
 fn parse_header(h: &[u8], total_len: u64) -> Result<Header, Pc2Error> {
     if h.len() < HEADER_LEN || total_len < HEADER_LEN as u64 {
-        return Err(Pc2Error::Truncated {
-            len: total_len.min(h.len() as u64),
-        });
+        return Err(Pc2Error::Truncated { len: total_len.min(h.len() as u64) });
     }
     let mut found = [0u8; 12];
     found.copy_from_slice(&h[..12]);
@@ -242,10 +234,8 @@ fn parse_header(h: &[u8], total_len: u64) -> Result<Header, Pc2Error> {
 }
 
 fn decode(header: Header, data: &[u8]) -> Pc2 {
-    let positions = data
-        .chunks_exact(12)
-        .map(|p| [le_f32(&p[0..4]), le_f32(&p[4..8]), le_f32(&p[8..12])])
-        .collect();
+    let positions =
+        data.chunks_exact(12).map(|p| [le_f32(&p[0..4]), le_f32(&p[4..8]), le_f32(&p[8..12])]).collect();
     Pc2 {
         start_frame: header.start_frame,
         sample_rate: header.sample_rate,
@@ -265,30 +255,20 @@ pub fn parse_pc2(bytes: &[u8]) -> Result<Pc2, Pc2Error> {
 /// Reads a PC2 file. The header's counts are checked against the file's length before the samples
 /// are read or anything of their size is allocated.
 pub fn read_pc2(path: &Path) -> Result<Pc2, Pc2Error> {
-    let read_err = |source| Pc2Error::Read {
-        path: path.to_path_buf(),
-        source,
-    };
+    let read_err = |source| Pc2Error::Read { path: path.to_path_buf(), source };
     let mut file = File::open(path).map_err(read_err)?;
     let len = file.metadata().map_err(read_err)?.len();
     let mut head = Vec::with_capacity(HEADER_LEN);
-    (&mut file)
-        .take(HEADER_LEN as u64)
-        .read_to_end(&mut head)
-        .map_err(read_err)?;
+    (&mut file).take(HEADER_LEN as u64).read_to_end(&mut head).map_err(read_err)?;
     let header = parse_header(&head, len)?;
     let data_len = len - HEADER_LEN as u64;
     let mut data = Vec::new();
     data.try_reserve_exact(data_len as usize)
         .map_err(|e| read_err(io::Error::new(io::ErrorKind::OutOfMemory, e)))?;
-    file.take(data_len)
-        .read_to_end(&mut data)
-        .map_err(read_err)?;
+    file.take(data_len).read_to_end(&mut data).map_err(read_err)?;
     if data.len() as u64 != data_len {
         // The file shrank while being read.
-        return Err(Pc2Error::Truncated {
-            len: HEADER_LEN as u64 + data.len() as u64,
-        });
+        return Err(Pc2Error::Truncated { len: HEADER_LEN as u64 + data.len() as u64 });
     }
     Ok(decode(header, &data))
 }
@@ -298,14 +278,7 @@ mod tests {
     use super::*;
 
     fn spec(dir: &Path) -> CacheSpec<'_> {
-        CacheSpec {
-            dir,
-            name: "seed",
-            triangles: &[],
-            point_count: 2,
-            fps: 10.0,
-            samples: 2,
-        }
+        CacheSpec { dir, name: "seed", triangles: &[], point_count: 2, fps: 10.0, samples: 2 }
     }
 
     #[test]
@@ -362,21 +335,11 @@ mod tests {
             b
         };
         assert!(parse_pc2(&good).is_ok());
-        assert!(matches!(
-            parse_pc2(&[]),
-            Err(Pc2Error::Truncated { len: 0 })
-        ));
-        assert!(matches!(
-            parse_pc2(&good[..31]),
-            Err(Pc2Error::Truncated { len: 31 })
-        ));
+        assert!(matches!(parse_pc2(&[]), Err(Pc2Error::Truncated { len: 0 })));
+        assert!(matches!(parse_pc2(&good[..31]), Err(Pc2Error::Truncated { len: 31 })));
         assert!(matches!(
             parse_pc2(&good[..40]),
-            Err(Pc2Error::LengthMismatch {
-                expected: 44,
-                actual: 40,
-                ..
-            })
+            Err(Pc2Error::LengthMismatch { expected: 44, actual: 40, .. })
         ));
         let mut b = good.clone();
         b[0] = b'X';
@@ -386,15 +349,9 @@ mod tests {
         assert!(matches!(parse_pc2(&b), Err(Pc2Error::BadVersion(2))));
         // A header claiming 2³¹−1 points × 2³¹−1 samples: refused without allocating.
         let b = header(i32::MAX, 0.0, 1.0, i32::MAX);
-        assert!(matches!(
-            parse_pc2(&b),
-            Err(Pc2Error::LengthMismatch { .. })
-        ));
+        assert!(matches!(parse_pc2(&b), Err(Pc2Error::LengthMismatch { .. })));
         let b = header(-1, 0.0, 1.0, 1);
-        assert!(matches!(
-            parse_pc2(&b),
-            Err(Pc2Error::NegativeCount { value: -1, .. })
-        ));
+        assert!(matches!(parse_pc2(&b), Err(Pc2Error::NegativeCount { value: -1, .. })));
         // Zero points or samples is a valid, empty cache.
         let empty = parse_pc2(&header(0, 0.0, 1.0, 5)).unwrap();
         assert!(empty.positions.is_empty());
@@ -434,13 +391,7 @@ mod tests {
         let path = dir.path().join("big.pc2");
         let f = File::create(&path).unwrap();
         std::io::Write::write_all(&mut &f, &header(1000, 0.0, 1.0, 1000)).unwrap();
-        assert!(matches!(
-            read_pc2(&path),
-            Err(Pc2Error::LengthMismatch { actual: 32, .. })
-        ));
-        assert!(matches!(
-            read_pc2(&dir.path().join("missing.pc2")),
-            Err(Pc2Error::Read { .. })
-        ));
+        assert!(matches!(read_pc2(&path), Err(Pc2Error::LengthMismatch { actual: 32, .. })));
+        assert!(matches!(read_pc2(&dir.path().join("missing.pc2")), Err(Pc2Error::Read { .. })));
     }
 }

@@ -35,9 +35,7 @@ pub(crate) fn partial_path(target: &Path) -> PathBuf {
 
 /// Flushes a writer and forces its file to disk, so that a rename after it publishes whole data.
 pub(crate) fn close(writer: BufWriter<File>) -> io::Result<()> {
-    let file = writer
-        .into_inner()
-        .map_err(io::IntoInnerError::into_error)?;
+    let file = writer.into_inner().map_err(io::IntoInnerError::into_error)?;
     file.sync_all()
 }
 
@@ -63,11 +61,7 @@ impl Staged {
             }
         }
         self.committed = true;
-        Ok(self
-            .files
-            .iter()
-            .map(|(_, target)| target.clone())
-            .collect())
+        Ok(self.files.iter().map(|(_, target)| target.clone()).collect())
     }
 }
 

@@ -70,10 +70,7 @@ pub const ROOT_PRIM: &str = "weft";
 /// assert_eq!(weft_io::usd::prim_name("3d"), "_3d");
 /// ```
 pub fn prim_name(name: &str) -> String {
-    let mut out: String = name
-        .chars()
-        .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
-        .collect();
+    let mut out: String = name.chars().map(|c| if c.is_ascii_alphanumeric() { c } else { '_' }).collect();
     if !out.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_') {
         out.insert(0, '_');
     }
@@ -180,14 +177,7 @@ impl CacheWriter for UsdWriter {
     }
 
     fn finish(self: Box<Self>) -> io::Result<Vec<PathBuf>> {
-        let UsdWriter {
-            mut out,
-            staged,
-            path,
-            check,
-            extents,
-            ..
-        } = *self;
+        let UsdWriter { mut out, staged, path, check, extents, .. } = *self;
         check.complete()?;
         let mut tail = String::from("        }\n        float3[] extent.timeSamples = {\n");
         for (k, [lo, hi]) in extents.into_iter().enumerate() {
@@ -211,19 +201,10 @@ mod tests {
 
     fn bake(name: &str, triangles: &[[u32; 3]]) -> String {
         let dir = tempfile::tempdir().unwrap();
-        let spec = CacheSpec {
-            dir: dir.path(),
-            name,
-            triangles,
-            point_count: 3,
-            fps: 24.0,
-            samples: 2,
-        };
+        let spec = CacheSpec { dir: dir.path(), name, triangles, point_count: 3, fps: 24.0, samples: 2 };
         let mut w = create_cache(CacheFormat::Usd, &spec).unwrap();
-        w.write_sample(&[[0.0, 0.0, 0.0], [1.0, 0.0, 0.0], [0.0, 1.0, 0.0]])
-            .unwrap();
-        w.write_sample(&[[0.0, 0.0, 0.0], [1.0, 0.0, -0.25], [0.1, 0.9, 1e-7]])
-            .unwrap();
+        w.write_sample(&[[0.0, 0.0, 0.0], [1.0, 0.0, 0.0], [0.0, 1.0, 0.0]]).unwrap();
+        w.write_sample(&[[0.0, 0.0, 0.0], [1.0, 0.0, -0.25], [0.1, 0.9, 1e-7]]).unwrap();
         let files = w.finish().unwrap();
         assert_eq!(files, vec![dir.path().join(format!("{name}.usda"))]);
         std::fs::read_to_string(&files[0]).unwrap()
@@ -269,23 +250,16 @@ def Xform "weft"
     fn points_without_triangles_and_prim_names() {
         let text = bake("2-flag.v1", &[]);
         assert!(text.contains("    def Points \"_2_flag_v1\"\n"));
-        assert!(text.contains(
-            "float[] widths = [0.01] (\n            interpolation = \"constant\"\n        )\n"
-        ));
+        assert!(
+            text.contains("float[] widths = [0.01] (\n            interpolation = \"constant\"\n        )\n")
+        );
         assert!(text.contains("point3f[] points.timeSamples = {\n            0: ["));
         assert!(!text.contains("faceVertex"));
     }
 
     #[test]
     fn floats_round_trip() {
-        for v in [
-            0.1f32,
-            1.0 / 3.0,
-            -1e-38,
-            3.4028235e38,
-            f32::MIN_POSITIVE,
-            7e-45,
-        ] {
+        for v in [0.1f32, 1.0 / 3.0, -1e-38, 3.4028235e38, f32::MIN_POSITIVE, 7e-45] {
             let mut s = String::new();
             tuple(&mut s, [v, v, v]);
             let first = s[1..].split(',').next().unwrap();

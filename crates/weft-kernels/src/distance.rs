@@ -118,16 +118,8 @@ fn corrected<R: Real>(xa: V3<R>, xb: V3<R>, wa: R, wb: R, d: &DistanceDelta<R>) 
     let (sa, sb) = (wa * d.dlambda_per_length, wb * d.dlambda_per_length);
     let dir = sub3(xb, xa);
     (
-        [
-            xa[0] - dir[0] * sa,
-            xa[1] - dir[1] * sa,
-            xa[2] - dir[2] * sa,
-        ],
-        [
-            xb[0] + dir[0] * sb,
-            xb[1] + dir[1] * sb,
-            xb[2] + dir[2] * sb,
-        ],
+        [xa[0] - dir[0] * sa, xa[1] - dir[1] * sa, xa[2] - dir[2] * sa],
+        [xb[0] + dir[0] * sb, xb[1] + dir[1] * sb, xb[2] + dir[2] * sb],
     )
 }
 
@@ -200,16 +192,7 @@ pub(crate) fn solve_batches_simd<G: BatchGroup, const DAMPED: bool>(
     });
     let lam = G::load(lambda);
     let rest = G::load(&lanes.rest()[batches.clone()]);
-    let d = distance_delta(
-        [xa, ya, za],
-        [xb, yb, zb],
-        wa,
-        wb,
-        rest,
-        alpha_tilde,
-        lam,
-        damping,
-    );
+    let d = distance_delta([xa, ya, za], [xb, yb, zb], wa, wb, rest, alpha_tilde, lam, damping);
     (lam + d.dlambda).store(lambda);
     let (na, nb) = corrected([xa, ya, za], [xb, yb, zb], wa, wb, &d);
     let writes = &lanes.writes()[batches.clone()];
@@ -247,16 +230,7 @@ pub(crate) fn solve_batch_scalar<const DAMPED: bool>(
             dxa: sub3(xa, xyz(prev[ia as usize])),
             dxb: sub3(xb, xyz(prev[ib as usize])),
         });
-        let d = distance_delta(
-            xa,
-            xb,
-            wa,
-            wb,
-            lanes.rest()[b].0[k],
-            alpha_tilde,
-            lambda.0[k],
-            damping,
-        );
+        let d = distance_delta(xa, xb, wa, wb, lanes.rest()[b].0[k], alpha_tilde, lambda.0[k], damping);
         lambda.0[k] += d.dlambda;
         let (na, nb) = corrected(xa, xb, wa, wb, &d);
         if lanes.writes()[b] & (1 << k) != 0 {
@@ -280,30 +254,14 @@ pub fn solve(
     step: &TimeStep,
     path: KernelPath,
 ) -> u64 {
-    assert_eq!(
-        positions.len(),
-        lanes.particle_count(),
-        "positions belong to another model"
-    );
-    assert_eq!(
-        prev.len(),
-        lanes.particle_count(),
-        "previous positions belong to another model"
-    );
+    assert_eq!(positions.len(), lanes.particle_count(), "positions belong to another model");
+    assert_eq!(prev.len(), lanes.particle_count(), "previous positions belong to another model");
     let damped = !lanes.damping().is_empty();
     match (path, damped) {
-        (KernelPath::Simd, false) => {
-            solve_colours::<false, true>(lanes, lambda, positions, prev, step)
-        }
-        (KernelPath::Simd, true) => {
-            solve_colours::<true, true>(lanes, lambda, positions, prev, step)
-        }
-        (KernelPath::Scalar, false) => {
-            solve_colours::<false, false>(lanes, lambda, positions, prev, step)
-        }
-        (KernelPath::Scalar, true) => {
-            solve_colours::<true, false>(lanes, lambda, positions, prev, step)
-        }
+        (KernelPath::Simd, false) => solve_colours::<false, true>(lanes, lambda, positions, prev, step),
+        (KernelPath::Simd, true) => solve_colours::<true, true>(lanes, lambda, positions, prev, step),
+        (KernelPath::Scalar, false) => solve_colours::<false, false>(lanes, lambda, positions, prev, step),
+        (KernelPath::Scalar, true) => solve_colours::<true, false>(lanes, lambda, positions, prev, step),
     }
 }
 
@@ -320,8 +278,7 @@ fn solve_colours<const DAMPED: bool, const SIMD: bool>(
     for colour in lanes.colours() {
         let (this, next) = rest.split_at_mut(colour.len());
         rest = next;
-        degenerate +=
-            solve_colour::<DAMPED, SIMD>(lanes, colour.start, this, positions, prev, step);
+        degenerate += solve_colour::<DAMPED, SIMD>(lanes, colour.start, this, positions, prev, step);
     }
     let mut access = &mut *positions;
     for (i, lam) in serial.iter_mut().enumerate() {
@@ -349,32 +306,20 @@ fn solve_colour<const DAMPED: bool, const SIMD: bool>(
             // Two batches in flight hide the latency of √ and ÷; an odd last batch goes alone.
             while i + 2 <= chunk.len() {
                 let lam = &mut chunk[i..i + 2];
-                degenerate += solve_batches_simd::<X2, DAMPED>(
-                    lanes,
-                    start + i,
-                    lam,
-                    &mut access,
-                    prev,
-                    step,
-                ) as u64;
+                degenerate +=
+                    solve_batches_simd::<X2, DAMPED>(lanes, start + i, lam, &mut access, prev, step) as u64;
                 i += 2;
             }
             if i < chunk.len() {
                 let lam = &mut chunk[i..i + 1];
-                degenerate += solve_batches_simd::<f32x8, DAMPED>(
-                    lanes,
-                    start + i,
-                    lam,
-                    &mut access,
-                    prev,
-                    step,
-                ) as u64;
+                degenerate +=
+                    solve_batches_simd::<f32x8, DAMPED>(lanes, start + i, lam, &mut access, prev, step)
+                        as u64;
             }
         } else {
             for (j, lam) in chunk.iter_mut().enumerate() {
                 degenerate +=
-                    solve_batch_scalar::<DAMPED>(lanes, start + j, lam, &mut access, prev, step)
-                        as u64;
+                    solve_batch_scalar::<DAMPED>(lanes, start + j, lam, &mut access, prev, step) as u64;
             }
         }
         degenerate
@@ -393,11 +338,7 @@ fn solve_colour<const DAMPED: bool, const SIMD: bool>(
 /// `|C|` over all distance constraints, now: the largest (m) and the sum (m) and count, reduced
 /// in a fixed order.
 pub fn residual(lanes: &DistanceLanes<'_>, positions: &[Record]) -> crate::stats::Residual {
-    assert_eq!(
-        positions.len(),
-        lanes.particle_count(),
-        "positions belong to another model"
-    );
+    assert_eq!(positions.len(), lanes.particle_count(), "positions belong to another model");
     let batches = lanes.batch_count();
     let per_chunk: Vec<crate::stats::Residual> = (0..batches.div_ceil(CHUNK_BATCHES))
         .into_par_iter()
@@ -406,9 +347,7 @@ pub fn residual(lanes: &DistanceLanes<'_>, positions: &[Record]) -> crate::stats
             for b in c * CHUNK_BATCHES..((c + 1) * CHUNK_BATCHES).min(batches) {
                 let p = gather_pairs(|i| positions[i as usize], &lanes.a()[b].0, &lanes.b()[b].0);
                 let d = sub3(xyz(p.b), xyz(p.a));
-                let c = (dot3(d, d).sqrt() - f32x8::new(lanes.rest()[b].0))
-                    .abs()
-                    .to_array();
+                let c = (dot3(d, d).sqrt() - f32x8::new(lanes.rest()[b].0)).abs().to_array();
                 for &v in &c[..lanes.active()[b] as usize] {
                     r.add(v);
                 }
@@ -416,8 +355,5 @@ pub fn residual(lanes: &DistanceLanes<'_>, positions: &[Record]) -> crate::stats
             r
         })
         .collect();
-    per_chunk.into_iter().fold(
-        crate::stats::Residual::default(),
-        crate::stats::Residual::merge,
-    )
+    per_chunk.into_iter().fold(crate::stats::Residual::default(), crate::stats::Residual::merge)
 }

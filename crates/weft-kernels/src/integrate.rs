@@ -37,12 +37,7 @@ pub fn predict(
 }
 
 /// Velocity rebuild and global damping: `v = ((x − x_prev)/h)·exp(−rate·h)` for every particle.
-pub fn update_velocities(
-    positions: &[Record],
-    prev: &[Record],
-    velocities: &mut [Record],
-    step: &TimeStep,
-) {
+pub fn update_velocities(positions: &[Record], prev: &[Record], velocities: &mut [Record], step: &TimeStep) {
     let (h, scale) = (step.h, step.velocity_scale);
     velocities
         .par_chunks_mut(PARTICLE_CHUNK)
@@ -50,12 +45,8 @@ pub fn update_velocities(
         .zip(prev.par_chunks(PARTICLE_CHUNK))
         .for_each(|((v, x), xp)| {
             for ((v, x), xp) in v.iter_mut().zip(x).zip(xp) {
-                *v = [
-                    (x[0] - xp[0]) / h * scale,
-                    (x[1] - xp[1]) / h * scale,
-                    (x[2] - xp[2]) / h * scale,
-                    0.0,
-                ];
+                *v =
+                    [(x[0] - xp[0]) / h * scale, (x[1] - xp[1]) / h * scale, (x[2] - xp[2]) / h * scale, 0.0];
             }
         });
 }

@@ -17,12 +17,7 @@ const _: () = assert!(SIMD_WIDTH == weft_core::lanes::LANES);
 
 /// A real number or a vector of them, with lane masks.
 pub trait Real:
-    Copy
-    + Add<Output = Self>
-    + Sub<Output = Self>
-    + Mul<Output = Self>
-    + Div<Output = Self>
-    + Neg<Output = Self>
+    Copy + Add<Output = Self> + Sub<Output = Self> + Mul<Output = Self> + Div<Output = Self> + Neg<Output = Self>
 {
     /// A per-lane boolean.
     type Mask: Copy;

@@ -29,10 +29,7 @@ pub struct PairLanes {
 /// Transposes the 4×4 blocks inside each 128-bit half: rows `[p_k | q_k]` (`k < 4`) of
 /// `[x, y, z, w]` records become `[x(p_0..p_3) | x(q_0..q_3)]`, `y…`, `z…`, `w…`. It is its own
 /// inverse.
-#[cfg(all(
-    any(target_arch = "x86", target_arch = "x86_64"),
-    target_feature = "avx"
-))]
+#[cfg(all(any(target_arch = "x86", target_arch = "x86_64"), target_feature = "avx"))]
 #[inline(always)]
 pub fn transpose4x4_halves(rows: [f32x8; 4]) -> [f32x8; 4] {
     use safe_arch::{m256, shuffle_m256, unpack_hi_m256, unpack_lo_m256};
@@ -49,10 +46,7 @@ pub fn transpose4x4_halves(rows: [f32x8; 4]) -> [f32x8; 4] {
 }
 
 /// Portable twin of the AVX [`transpose4x4_halves`], for builds without AVX.
-#[cfg(not(all(
-    any(target_arch = "x86", target_arch = "x86_64"),
-    target_feature = "avx"
-)))]
+#[cfg(not(all(any(target_arch = "x86", target_arch = "x86_64"), target_feature = "avx")))]
 #[inline(always)]
 pub fn transpose4x4_halves(rows: [f32x8; 4]) -> [f32x8; 4] {
     transpose4x4_halves_portable(rows)
@@ -75,15 +69,8 @@ fn gather8(load: &impl Fn(u32) -> Record, ids: &[u32; SIMD_WIDTH]) -> [f32x8; 4]
 /// Loads and transposes the records of `a[k]`, `b[k]` for the eight lanes, reading each record
 /// with `load`.
 #[inline(always)]
-pub fn gather_pairs(
-    load: impl Fn(u32) -> Record,
-    a: &[u32; SIMD_WIDTH],
-    b: &[u32; SIMD_WIDTH],
-) -> PairLanes {
-    PairLanes {
-        a: gather8(&load, a),
-        b: gather8(&load, b),
-    }
+pub fn gather_pairs(load: impl Fn(u32) -> Record, a: &[u32; SIMD_WIDTH], b: &[u32; SIMD_WIDTH]) -> PairLanes {
+    PairLanes { a: gather8(&load, a), b: gather8(&load, b) }
 }
 
 /// Transposes `lanes` back into records and stores, with `store`, those whose bit is set in
@@ -128,11 +115,7 @@ pub trait BatchGroup: Real {
     /// Stores lane data (`BATCHES` elements).
     fn store(self, lanes: &mut [Lanes<f32>]);
     /// Gathers the `[x, y, z, w]` records of the `a` and `b` particles of every lane.
-    fn gather(
-        load: impl Fn(u32) -> Record,
-        a: &[Lanes<u32>],
-        b: &[Lanes<u32>],
-    ) -> ([Self; 4], [Self; 4]);
+    fn gather(load: impl Fn(u32) -> Record, a: &[Lanes<u32>], b: &[Lanes<u32>]) -> ([Self; 4], [Self; 4]);
     /// Scatters records back, where the write masks allow.
     fn scatter(
         store: impl FnMut(u32, Record),
@@ -157,11 +140,7 @@ impl BatchGroup for f32x8 {
         lanes[0].0 = self.to_array();
     }
     #[inline(always)]
-    fn gather(
-        load: impl Fn(u32) -> Record,
-        a: &[Lanes<u32>],
-        b: &[Lanes<u32>],
-    ) -> ([Self; 4], [Self; 4]) {
+    fn gather(load: impl Fn(u32) -> Record, a: &[Lanes<u32>], b: &[Lanes<u32>]) -> ([Self; 4], [Self; 4]) {
         let p = gather_pairs(load, &a[0].0, &b[0].0);
         (p.a, p.b)
     }
@@ -174,13 +153,7 @@ impl BatchGroup for f32x8 {
         ra: [Self; 4],
         rb: [Self; 4],
     ) {
-        scatter_pairs(
-            store,
-            &a[0].0,
-            &b[0].0,
-            writes[0],
-            PairLanes { a: ra, b: rb },
-        );
+        scatter_pairs(store, &a[0].0, &b[0].0, writes[0], PairLanes { a: ra, b: rb });
     }
     #[inline(always)]
     fn degenerate(valid: f32x8, active: &[u8]) -> u32 {
@@ -200,17 +173,10 @@ impl BatchGroup for X2 {
         lanes[1].0 = self.1.to_array();
     }
     #[inline(always)]
-    fn gather(
-        load: impl Fn(u32) -> Record,
-        a: &[Lanes<u32>],
-        b: &[Lanes<u32>],
-    ) -> ([Self; 4], [Self; 4]) {
+    fn gather(load: impl Fn(u32) -> Record, a: &[Lanes<u32>], b: &[Lanes<u32>]) -> ([Self; 4], [Self; 4]) {
         let p0 = gather_pairs(&load, &a[0].0, &b[0].0);
         let p1 = gather_pairs(&load, &a[1].0, &b[1].0);
-        (
-            std::array::from_fn(|i| X2(p0.a[i], p1.a[i])),
-            std::array::from_fn(|i| X2(p0.b[i], p1.b[i])),
-        )
+        (std::array::from_fn(|i| X2(p0.a[i], p1.a[i])), std::array::from_fn(|i| X2(p0.b[i], p1.b[i])))
     }
     #[inline(always)]
     fn scatter(
@@ -226,20 +192,14 @@ impl BatchGroup for X2 {
             &a[0].0,
             &b[0].0,
             writes[0],
-            PairLanes {
-                a: ra.map(|v| v.0),
-                b: rb.map(|v| v.0),
-            },
+            PairLanes { a: ra.map(|v| v.0), b: rb.map(|v| v.0) },
         );
         scatter_pairs(
             &mut store,
             &a[1].0,
             &b[1].0,
             writes[1],
-            PairLanes {
-                a: ra.map(|v| v.1),
-                b: rb.map(|v| v.1),
-            },
+            PairLanes { a: ra.map(|v| v.1), b: rb.map(|v| v.1) },
         );
     }
     #[inline(always)]
@@ -254,9 +214,8 @@ mod tests {
 
     #[test]
     fn gather_then_scatter_round_trips() {
-        let records: Vec<Record> = (0..20)
-            .map(|i| [i as f32, 10.0 + i as f32, 20.0 + i as f32, 0.5])
-            .collect();
+        let records: Vec<Record> =
+            (0..20).map(|i| [i as f32, 10.0 + i as f32, 20.0 + i as f32, 0.5]).collect();
         let a = [0, 2, 4, 6, 8, 10, 12, 14];
         let b = [1, 3, 5, 7, 9, 11, 13, 19];
         let lanes = gather_pairs(|i| records[i as usize], &a, &b);
@@ -265,13 +224,7 @@ mod tests {
         assert_eq!(lanes.a[3].to_array(), [0.5; 8]);
         let mut out = records.clone();
         out.iter_mut().for_each(|r| *r = [0.0; 4]);
-        scatter_pairs(
-            |i, r| out[i as usize] = r,
-            &a,
-            &b,
-            0xffff & !(1 << 9),
-            lanes,
-        );
+        scatter_pairs(|i, r| out[i as usize] = r, &a, &b, 0xffff & !(1 << 9), lanes);
         assert_eq!(out[19], records[19]);
         assert_eq!(out[0], records[0]);
         assert_eq!(out[3], [0.0; 4], "bit 9 (b lane 1) not written");
@@ -282,17 +235,8 @@ mod tests {
         let rows: [f32x8; 4] =
             std::array::from_fn(|r| f32x8::new(std::array::from_fn(|c| (r * 8 + c) as f32)));
         let t = transpose4x4_halves(rows);
-        assert_eq!(
-            t.map(f32x8::to_array),
-            transpose4x4_halves_portable(rows).map(f32x8::to_array)
-        );
-        assert_eq!(
-            t[1].to_array(),
-            [1.0, 9.0, 17.0, 25.0, 5.0, 13.0, 21.0, 29.0]
-        );
-        assert_eq!(
-            transpose4x4_halves(t).map(f32x8::to_array),
-            rows.map(f32x8::to_array)
-        );
+        assert_eq!(t.map(f32x8::to_array), transpose4x4_halves_portable(rows).map(f32x8::to_array));
+        assert_eq!(t[1].to_array(), [1.0, 9.0, 17.0, 25.0, 5.0, 13.0, 21.0, 29.0]);
+        assert_eq!(transpose4x4_halves(t).map(f32x8::to_array), rows.map(f32x8::to_array));
     }
 }

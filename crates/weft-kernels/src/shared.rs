@@ -32,11 +32,7 @@ unsafe impl Sync for SharedRecords<'_> {}
 impl<'a> SharedRecords<'a> {
     /// Shares `records` for the duration of the borrow.
     pub(crate) fn new(records: &'a mut [Record]) -> Self {
-        SharedRecords {
-            ptr: records.as_mut_ptr(),
-            len: records.len(),
-            _borrow: PhantomData,
-        }
+        SharedRecords { ptr: records.as_mut_ptr(), len: records.len(), _borrow: PhantomData }
     }
 
     /// Reads record `i`.

@@ -31,11 +31,7 @@ impl Residual {
 
     /// Mean `|C|` in m (0 for an empty set).
     pub fn mean_abs(&self) -> f64 {
-        if self.count == 0 {
-            0.0
-        } else {
-            self.sum_abs / self.count as f64
-        }
+        if self.count == 0 { 0.0 } else { self.sum_abs / self.count as f64 }
     }
 }
 

@@ -30,33 +30,15 @@ pub fn step(model: &mut Model, options: &StepOptions) -> StepStats {
     let settings = parts.settings;
     let time_step = settings.time_step();
     let p = parts.particles;
-    predict(
-        p.positions,
-        p.prev_positions,
-        p.velocities,
-        settings.gravity,
-        &time_step,
-    );
+    predict(p.positions, p.prev_positions, p.velocities, settings.gravity, &time_step);
     parts.distance.reset_lambda();
     let (lanes, lambda) = parts.distance.lanes_and_lambda_mut();
     let mut degenerate = 0;
     for _ in 0..settings.iterations {
-        degenerate += distance::solve(
-            &lanes,
-            lambda,
-            p.positions,
-            p.prev_positions,
-            &time_step,
-            options.path,
-        );
+        degenerate +=
+            distance::solve(&lanes, lambda, p.positions, p.prev_positions, &time_step, options.path);
     }
     update_velocities(p.positions, p.prev_positions, p.velocities, &time_step);
-    let distance_residual = options
-        .residual
-        .then(|| distance::residual(&lanes, p.positions));
-    StepStats {
-        degenerate,
-        dropped_at_build,
-        distance_residual,
-    }
+    let distance_residual = options.residual.then(|| distance::residual(&lanes, p.positions));
+    StepStats { degenerate, dropped_at_build, distance_residual }
 }

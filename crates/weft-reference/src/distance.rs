@@ -94,23 +94,11 @@ mod tests {
 
     fn particle(x: f32, inv_mass: f32) -> Particle {
         let position = Vec3::new(x, 0.0, 0.0);
-        Particle {
-            position,
-            prev_position: position,
-            velocity: Vec3::ZERO,
-            inv_mass,
-        }
+        Particle { position, prev_position: position, velocity: Vec3::ZERO, inv_mass }
     }
 
     fn seed_constraint(compliance: f32) -> DistanceConstraint {
-        DistanceConstraint {
-            a: 0,
-            b: 1,
-            rest_length: 1.0,
-            compliance,
-            damping: 0.0,
-            lambda: 0.0,
-        }
+        DistanceConstraint { a: 0, b: 1, rest_length: 1.0, compliance, damping: 0.0, lambda: 0.0 }
     }
 
     /// The seed's worked example, on the projection alone (h = 0.1 s).
@@ -120,26 +108,17 @@ mod tests {
 
         let mut particles = [particle(0.0, 0.0), particle(2.0, 1.0)];
         let mut rigid = seed_constraint(0.0);
-        assert_eq!(
-            rigid.project(&mut particles, &step),
-            Projection::Applied(-1.0)
-        );
+        assert_eq!(rigid.project(&mut particles, &step), Projection::Applied(-1.0));
         assert_eq!(particles[1].position, Vec3::new(1.0, 0.0, 0.0));
         assert_eq!(particles[0].position, Vec3::ZERO);
 
         let mut particles = [particle(0.0, 0.0), particle(2.0, 1.0)];
         let mut soft = seed_constraint(0.01);
-        assert_eq!(
-            soft.project(&mut particles, &step),
-            Projection::Applied(-0.5)
-        );
+        assert_eq!(soft.project(&mut particles, &step), Projection::Applied(-0.5));
         assert_eq!(particles[1].position.x, 1.5);
         assert_eq!(soft.value(&particles), 0.5);
         // Second iteration: −C − α̃λ = −0.5 − 1·(−0.5) = 0.
-        assert_eq!(
-            soft.project(&mut particles, &step),
-            Projection::Applied(0.0)
-        );
+        assert_eq!(soft.project(&mut particles, &step), Projection::Applied(0.0));
         assert_eq!(particles[1].position.x, 1.5);
         assert_eq!(soft.lambda, -0.5);
     }
@@ -162,19 +141,12 @@ mod tests {
             let mut particles = [particle(-far, 1.0), particle(far, 1.0)];
             let before = particles;
             let mut c = seed_constraint(0.0);
-            assert_eq!(
-                c.project(&mut particles, &step),
-                Projection::Degenerate,
-                "{far}"
-            );
+            assert_eq!(c.project(&mut particles, &step), Projection::Degenerate, "{far}");
             assert_eq!(particles, before);
         }
         // Exactly MAX_LENGTH apart is still projected.
         let mut particles = [particle(0.0, 1.0), particle(MAX_LENGTH, 1.0)];
-        let mut c = DistanceConstraint {
-            rest_length: MAX_LENGTH,
-            ..seed_constraint(0.0)
-        };
+        let mut c = DistanceConstraint { rest_length: MAX_LENGTH, ..seed_constraint(0.0) };
         assert_eq!(c.project(&mut particles, &step), Projection::Applied(0.0));
     }
 

@@ -156,18 +156,12 @@ impl ReferenceSolver {
 
     /// Particle positions in m.
     pub fn positions(&self) -> Vec<[f32; 3]> {
-        self.particles
-            .iter()
-            .map(|p| p.position.to_array())
-            .collect()
+        self.particles.iter().map(|p| p.position.to_array()).collect()
     }
 
     /// Particle velocities in m/s.
     pub fn velocities(&self) -> Vec<[f32; 3]> {
-        self.particles
-            .iter()
-            .map(|p| p.velocity.to_array())
-            .collect()
+        self.particles.iter().map(|p| p.velocity.to_array()).collect()
     }
 
     /// `λ` per distance constraint in solve order, in kg·m, as the last step left it (the sum of
@@ -194,10 +188,7 @@ impl ReferenceSolver {
             max = max.max(error);
             sum += error as f64;
         }
-        Residual {
-            max,
-            mean: (sum / self.distance.len() as f64) as f32,
-        }
+        Residual { max, mean: (sum / self.distance.len() as f64) as f32 }
     }
 }
 
@@ -211,13 +202,7 @@ mod tests {
 
     /// 10 fps, one substep (h = 0.1 s), no gravity.
     fn settings(iterations: u32) -> SimSettings {
-        SimSettings {
-            fps: 10.0,
-            substeps: 1,
-            iterations,
-            gravity: [0.0; 3],
-            ..SimSettings::default()
-        }
+        SimSettings { fps: 10.0, substeps: 1, iterations, gravity: [0.0; 3], ..SimSettings::default() }
     }
 
     fn build(settings: SimSettings, cloth: ClothDesc) -> Model {
@@ -302,13 +287,7 @@ mod tests {
         assert_eq!(stats, ReferenceStepStats { degenerate: 0 });
         assert_eq!(solver.lambdas(), vec![-1.0]);
         assert_eq!(solver.positions(), vec![[0.0, 0.0, 0.0], [1.0, 0.0, 0.0]]);
-        assert_eq!(
-            solver.residual(),
-            Residual {
-                max: 0.0,
-                mean: 0.0
-            }
-        );
+        assert_eq!(solver.residual(), Residual { max: 0.0, mean: 0.0 });
         // λ/h² = −1 kg·m / 0.01 s² = −100 N: the tension that pulls 1 kg back 1 m in 0.1 s.
         assert_eq!(solver.lambdas()[0] * solver.time_step().inv_h2, -100.0);
     }
@@ -320,13 +299,7 @@ mod tests {
         solver.step();
         assert_eq!(solver.lambdas(), vec![-0.5]);
         assert_eq!(solver.positions(), vec![[0.0, 0.0, 0.0], [1.5, 0.0, 0.0]]);
-        assert_eq!(
-            solver.residual(),
-            Residual {
-                max: 0.5,
-                mean: 0.5
-            }
-        );
+        assert_eq!(solver.residual(), Residual { max: 0.5, mean: 0.5 });
     }
 
     /// λ accumulates across the iterations of a step: the second iteration sees λ = −0.5, so
@@ -361,13 +334,8 @@ mod tests {
             for _ in 0..5 {
                 let before = solver.positions();
                 solver.step();
-                for ((x0, x1), v) in before
-                    .iter()
-                    .zip(solver.positions())
-                    .zip(solver.velocities())
-                {
-                    let expected =
-                        (Vec3::from(x1) - Vec3::from(*x0)) / step.h * step.velocity_scale;
+                for ((x0, x1), v) in before.iter().zip(solver.positions()).zip(solver.velocities()) {
+                    let expected = (Vec3::from(x1) - Vec3::from(*x0)) / step.h * step.velocity_scale;
                     assert_eq!(Vec3::from(v), expected, "damping rate {damping}");
                 }
             }
@@ -434,12 +402,7 @@ mod tests {
         let x0 = [1.0, 2.0, -3.0];
         let v0 = [0.5, 4.0, 0.0];
         let model = build(
-            SimSettings {
-                fps: 30.0,
-                substeps: 4,
-                gravity: g,
-                ..settings(5)
-            },
+            SimSettings { fps: 30.0, substeps: 4, gravity: g, ..settings(5) },
             ClothDesc {
                 name: "stone".into(),
                 positions: vec![x0],
@@ -465,14 +428,8 @@ mod tests {
             let v = v0 + n * h * g;
             let got_x = solver.positions()[0][k] as f64;
             let got_v = solver.velocities()[0][k] as f64;
-            assert!(
-                (got_x - x).abs() <= tol_x,
-                "x[{k}]: {got_x} vs {x} ± {tol_x}"
-            );
-            assert!(
-                (got_v - v).abs() <= tol_v,
-                "v[{k}]: {got_v} vs {v} ± {tol_v}"
-            );
+            assert!((got_x - x).abs() <= tol_x, "x[{k}]: {got_x} vs {x} ± {tol_x}");
+            assert!((got_v - v).abs() <= tol_v, "v[{k}]: {got_v} vs {v} ± {tol_v}");
         }
     }
 
@@ -491,11 +448,8 @@ mod tests {
         );
         let solver = ReferenceSolver::from_model(&model);
         let ours: Vec<[usize; 2]> = solver.distance.iter().map(|c| [c.a, c.b]).collect();
-        let core: Vec<[usize; 2]> = model
-            .distance()
-            .solve_order()
-            .map(|(c, _)| c.particles.map(|p| p as usize))
-            .collect();
+        let core: Vec<[usize; 2]> =
+            model.distance().solve_order().map(|(c, _)| c.particles.map(|p| p as usize)).collect();
         assert_eq!(ours, core);
         assert_eq!(solver.lambdas(), vec![0.0; 10]);
     }

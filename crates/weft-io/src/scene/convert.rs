@@ -30,11 +30,7 @@ pub(super) struct Converted {
 }
 
 /// Converts a parsed scene, checking the format's own rules.
-pub(super) fn convert(
-    raw: RawScene,
-    source: &Source,
-    limits: &Limits,
-) -> Result<Converted, SceneError> {
+pub(super) fn convert(raw: RawScene, source: &Source, limits: &Limits) -> Result<Converted, SceneError> {
     let (settings, simulation) = simulation(raw.simulation, source)?;
     let mut cloths = Vec::with_capacity(raw.cloth.len());
     let mut cloth_spans = Vec::with_capacity(raw.cloth.len());
@@ -43,23 +39,12 @@ pub(super) fn convert(
         cloths.push(desc);
         cloth_spans.push(spans);
     }
-    Ok(Converted {
-        settings,
-        simulation,
-        cloths,
-        cloth_spans,
-    })
+    Ok(Converted { settings, simulation, cloths, cloth_spans })
 }
 
 /// A number that must be finite (TOML allows `nan` and `inf`).
 fn finite(v: f64) -> Result<f64, SceneRule> {
-    if v.is_finite() {
-        Ok(v)
-    } else {
-        Err(SceneRule::Model(Rule::NotFinite {
-            value: v.to_string(),
-        }))
-    }
+    if v.is_finite() { Ok(v) } else { Err(SceneRule::Model(Rule::NotFinite { value: v.to_string() })) }
 }
 
 /// A number that must be finite and fit an `f32`: not so large that it becomes infinite, nor so
@@ -67,11 +52,7 @@ fn finite(v: f64) -> Result<f64, SceneRule> {
 fn to_f32(v: f64) -> Result<f32, SceneRule> {
     let v = finite(v)?;
     let f = v as f32;
-    if f.is_finite() && (f != 0.0 || v == 0.0) {
-        Ok(f)
-    } else {
-        Err(SceneRule::NotF32 { value: v })
-    }
+    if f.is_finite() && (f != 0.0 || v == 0.0) { Ok(f) } else { Err(SceneRule::NotF32 { value: v }) }
 }
 
 /// A particle index: a whole number in `0..=u32::MAX` (whether it is in range for the cloth is
@@ -95,10 +76,7 @@ fn unit<T>(value: f32, make: fn(f32) -> Result<T, UnitError>) -> Result<T, Scene
 }
 
 /// The `[simulation]` table: defaults from [`SimSettings::default`] for the optional keys.
-fn simulation(
-    raw: Spanned<RawSimulation>,
-    source: &Source,
-) -> Result<(SimSettings, KeySpans), SceneError> {
+fn simulation(raw: Spanned<RawSimulation>, source: &Source) -> Result<(SimSettings, KeySpans), SceneError> {
     let mut spans = KeySpans::new(raw.span());
     let raw = raw.into_inner();
     let fail = |key: &str, at: usize, rule: SceneRule| SceneError::Invalid {
@@ -161,17 +139,11 @@ impl<'a> Cloth<'a> {
         source: &'a Source,
         limits: &Limits,
     ) -> Result<(ClothDesc, KeySpans), SceneError> {
-        let mut cx = Cloth {
-            source,
-            name: one_line(raw.get_ref().name.get_ref()),
-            spans: KeySpans::new(raw.span()),
-        };
+        let mut cx =
+            Cloth { source, name: one_line(raw.get_ref().name.get_ref()), spans: KeySpans::new(raw.span()) };
         let mut raw = raw.into_inner();
         cx.spans.key("name", raw.name.span());
-        let mut desc = ClothDesc {
-            name: std::mem::take(raw.name.get_mut()),
-            ..ClothDesc::default()
-        };
+        let mut desc = ClothDesc { name: std::mem::take(raw.name.get_mut()), ..ClothDesc::default() };
         let grid = cx.shape(&mut raw, &mut desc, limits)?;
         if let Some(v) = raw.velocities.take() {
             desc.velocities = Some(cx.list("velocities", v, point)?);
@@ -204,10 +176,7 @@ impl<'a> Cloth<'a> {
             } else {
                 (second.0, b.span().start)
             };
-            let rule = SceneRule::Conflict {
-                first: first.0,
-                second: second.0,
-            };
+            let rule = SceneRule::Conflict { first: first.0, second: second.0 };
             return Err(self.fail(key, at, rule));
         }
         Ok(())
@@ -234,14 +203,12 @@ impl<'a> Cloth<'a> {
     ) -> Result<Vec<U>, SceneError> {
         let value = list.span();
         let items = list.into_inner();
-        self.spans
-            .list(key, value, items.iter().map(|p| p.span().start));
+        self.spans.list(key, value, items.iter().map(|p| p.span().start));
         items
             .iter()
             .enumerate()
             .map(|(i, item)| {
-                convert(item.get_ref())
-                    .map_err(|r| self.fail(&format!("{key}[{i}]"), item.span().start, r))
+                convert(item.get_ref()).map_err(|r| self.fail(&format!("{key}[{i}]"), item.span().start, r))
             })
             .collect()
     }
@@ -262,13 +229,9 @@ impl<'a> Cloth<'a> {
     ) -> Result<GridParts, SceneError> {
         self.exclusive(("positions", &raw.positions), ("grid", &raw.grid))?;
         let Some(grid) = raw.grid.take() else {
-            self.refuse(
-                &[
-                    ("shear", start(&raw.shear)),
-                    ("pin_corners", start(&raw.pin_corners)),
-                ],
-                |key| SceneRule::NeedsGrid { key },
-            )?;
+            self.refuse(&[("shear", start(&raw.shear)), ("pin_corners", start(&raw.pin_corners))], |key| {
+                SceneRule::NeedsGrid { key }
+            })?;
             let Some(positions) = raw.positions.take() else {
                 return Err(self.fail("", self.spans.table(), SceneRule::NoShape));
             };
@@ -291,10 +254,7 @@ impl<'a> Cloth<'a> {
         let (mesh, corners) = self.grid(grid, limits)?;
         desc.positions = mesh.positions;
         desc.triangles = mesh.triangles;
-        desc.edge_sets.push(EdgeSet {
-            edges: mesh.structural,
-            ..EdgeSet::stretch()
-        });
+        desc.edge_sets.push(EdgeSet { edges: mesh.structural, ..EdgeSet::stretch() });
         let mut shear = mesh.shear;
         if let Some(s) = &raw.shear {
             self.spans.key("shear", s.span());
@@ -307,18 +267,13 @@ impl<'a> Cloth<'a> {
 
     /// Generates the grid (checked against `limits` before anything is allocated); returns the
     /// mesh and the corners bottom-left, bottom-right, top-left, top-right.
-    fn grid(
-        &mut self,
-        grid: Spanned<RawGrid>,
-        limits: &Limits,
-    ) -> Result<(GridMesh, [u32; 4]), SceneError> {
+    fn grid(&mut self, grid: Spanned<RawGrid>, limits: &Limits) -> Result<(GridMesh, [u32; 4]), SceneError> {
         let raw = grid.into_inner();
         let place = |key: &str| format!("grid.{key}");
         let res = &raw.resolution;
         let mut resolution = [0u32; 2];
         for (slot, &v) in resolution.iter_mut().zip(&res.get_ref().0) {
-            *slot =
-                to_count(v).map_err(|r| self.fail(&place("resolution"), res.span().start, r))?;
+            *slot = to_count(v).map_err(|r| self.fail(&place("resolution"), res.span().start, r))?;
         }
         let mut size = [0.0f32; 2];
         for (slot, &v) in size.iter_mut().zip(&raw.size.get_ref().0) {
@@ -326,20 +281,14 @@ impl<'a> Cloth<'a> {
         }
         let mut origin = [0.0f32; 3];
         if let Some(o) = &raw.origin {
-            origin =
-                point(o.get_ref()).map_err(|r| self.fail(&place("origin"), o.span().start, r))?;
+            origin = point(o.get_ref()).map_err(|r| self.fail(&place("origin"), o.span().start, r))?;
         }
         let plane = match raw.plane.as_ref().map(|p| *p.get_ref()) {
             None | Some(Plane::Xy) => GridPlane::XY,
             Some(Plane::Xz) => GridPlane::XZ,
             Some(Plane::Yz) => GridPlane::YZ,
         };
-        let desc = GridDesc {
-            resolution,
-            size,
-            origin,
-            plane,
-        };
+        let desc = GridDesc { resolution, size, origin, plane };
         let mesh = desc.generate(limits).map_err(|(field, rule)| {
             let at = match (field, &raw.origin) {
                 ("size", _) => raw.size.span().start,
@@ -353,10 +302,7 @@ impl<'a> Cloth<'a> {
 
     /// `particle_mass` (kg) or `density` (kg/m²); 1 kg per particle if neither.
     fn mass(&mut self, raw: &RawCloth, desc: &mut ClothDesc) -> Result<(), SceneError> {
-        self.exclusive(
-            ("particle_mass", &raw.particle_mass),
-            ("density", &raw.density),
-        )?;
+        self.exclusive(("particle_mass", &raw.particle_mass), ("density", &raw.density))?;
         if let Some(m) = &raw.particle_mass {
             desc.mass = MassSpec::ParticleMass(self.scalar("particle_mass", m)?);
         } else if let Some(d) = &raw.density {

@@ -59,10 +59,7 @@ pub enum SceneRule {
         key: &'static str,
     },
     /// An index that is negative or does not fit 32 bits.
-    #[error(
-        "{value} is not a particle index: indices are whole numbers from 0 to {}",
-        u32::MAX
-    )]
+    #[error("{value} is not a particle index: indices are whole numbers from 0 to {}", u32::MAX)]
     BadIndex {
         /// The value as written.
         value: i64,
@@ -74,10 +71,7 @@ pub enum SceneRule {
         value: i64,
     },
     /// A finite number too large for a 32-bit float.
-    #[error(
-        "{value:?} does not fit a 32-bit float (largest magnitude {:?})",
-        f32::MAX
-    )]
+    #[error("{value:?} does not fit a 32-bit float (largest magnitude {:?})", f32::MAX)]
     NotF32 {
         /// The value as written.
         value: f64,
@@ -140,10 +134,7 @@ impl SceneError {
     /// model builder or by the scene reader with `weft-core`'s types).
     pub fn rule(&self) -> Option<&Rule> {
         match self {
-            SceneError::Invalid {
-                rule: SceneRule::Model(rule),
-                ..
-            } => Some(rule),
+            SceneError::Invalid { rule: SceneRule::Model(rule), .. } => Some(rule),
             _ => None,
         }
     }

@@ -149,15 +149,8 @@ pub fn load_scene(path: &Path, limits: &Limits) -> Result<Scene, SceneError> {
 
 /// [`load_scene`] with a byte limit of `max_bytes`.
 fn load_scene_limited(path: &Path, limits: &Limits, max_bytes: u64) -> Result<Scene, SceneError> {
-    let read_err = |source| SceneError::Read {
-        path: path.to_path_buf(),
-        source,
-    };
-    let too_large = |len| SceneError::TooLarge {
-        path: path.to_path_buf(),
-        len,
-        limit: max_bytes,
-    };
+    let read_err = |source| SceneError::Read { path: path.to_path_buf(), source };
+    let too_large = |len| SceneError::TooLarge { path: path.to_path_buf(), len, limit: max_bytes };
     let file = File::open(path).map_err(read_err)?;
     let len = file.metadata().map_err(read_err)?.len();
     if len > max_bytes {
@@ -165,9 +158,7 @@ fn load_scene_limited(path: &Path, limits: &Limits, max_bytes: u64) -> Result<Sc
     }
     // The length can change under us (or be 0 for a special file): never read past the limit.
     let mut bytes = Vec::with_capacity(len as usize);
-    file.take(max_bytes + 1)
-        .read_to_end(&mut bytes)
-        .map_err(read_err)?;
+    file.take(max_bytes + 1).read_to_end(&mut bytes).map_err(read_err)?;
     if bytes.len() as u64 > max_bytes {
         return Err(too_large(bytes.len() as u64));
     }
@@ -177,9 +168,7 @@ fn load_scene_limited(path: &Path, limits: &Limits, max_bytes: u64) -> Result<Sc
             let valid = e.utf8_error().valid_up_to();
             let lossy = String::from_utf8_lossy(&e.as_bytes()[..valid]);
             let file = one_line(&path.display().to_string());
-            return Err(SceneError::NotUtf8 {
-                at: spans::position(&file, &lossy, valid),
-            });
+            return Err(SceneError::NotUtf8 { at: spans::position(&file, &lossy, valid) });
         }
     };
     parse_scene(&text, path, limits)
@@ -269,8 +258,7 @@ impl Scene {
         let (at, place) = match (&location.cloth, location.field) {
             (Some(cloth), field) => {
                 let spans = self.cloth_spans.get(cloth.ordinal);
-                let (at, found) =
-                    spans.map_or((0, Found::Table), |s| s.locate(field, location.index));
+                let (at, found) = spans.map_or((0, Found::Table), |s| s.locate(field, location.index));
                 let shown = match found {
                     Found::Key | Found::Table => format!("{field}{index}"),
                     Found::Alias(alias) => format!("{alias} (as {field}){index}"),
@@ -279,22 +267,13 @@ impl Scene {
                 (at, format!("cloth '{}': {shown}", one_line(&cloth.name)))
             }
             (None, "cloth") => (0, "scene".to_string()),
-            (None, field) => (
-                self.simulation.locate(field, None).0,
-                format!("simulation.{field}{index}"),
-            ),
+            (None, field) => (self.simulation.locate(field, None).0, format!("simulation.{field}{index}")),
         };
         let rule = match rule {
-            Rule::BadName { name } => Rule::BadName {
-                name: one_line(&name),
-            },
+            Rule::BadName { name } => Rule::BadName { name: one_line(&name) },
             other => other,
         };
-        SceneError::Invalid {
-            at: self.source.pos(at),
-            place,
-            rule: SceneRule::Model(rule),
-        }
+        SceneError::Invalid { at: self.source.pos(at), place, rule: SceneRule::Model(rule) }
     }
 }
 

@@ -101,9 +101,7 @@ impl<'de, T: Deserialize<'de> + Copy + Default, const N: usize> Deserialize<'de>
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
         struct FixedVisitor<T, const N: usize>(PhantomData<T>);
 
-        impl<'de, T: Deserialize<'de> + Copy + Default, const N: usize> Visitor<'de>
-            for FixedVisitor<T, N>
-        {
+        impl<'de, T: Deserialize<'de> + Copy + Default, const N: usize> Visitor<'de> for FixedVisitor<T, N> {
             type Value = Fixed<T, N>;
 
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -113,9 +111,7 @@ impl<'de, T: Deserialize<'de> + Copy + Default, const N: usize> Deserialize<'de>
             fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
                 let mut out = [T::default(); N];
                 for (i, slot) in out.iter_mut().enumerate() {
-                    *slot = seq
-                        .next_element()?
-                        .ok_or_else(|| de::Error::invalid_length(i, &self))?;
+                    *slot = seq.next_element()?.ok_or_else(|| de::Error::invalid_length(i, &self))?;
                 }
                 let mut len = N;
                 while seq.next_element::<IgnoredAny>()?.is_some() {

@@ -17,10 +17,7 @@ pub(super) struct Source {
 
 impl fmt::Debug for Source {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Source")
-            .field("path", &self.path)
-            .field("bytes", &self.text.len())
-            .finish()
+        f.debug_struct("Source").field("path", &self.path).field("bytes", &self.text.len()).finish()
     }
 }
 
@@ -106,10 +103,7 @@ pub(super) enum Found {
 
 impl KeySpans {
     pub(super) fn new(table: Range<usize>) -> Self {
-        KeySpans {
-            table: table.start,
-            keys: Vec::new(),
-        }
+        KeySpans { table: table.start, keys: Vec::new() }
     }
 
     /// Where the table starts.
@@ -119,11 +113,7 @@ impl KeySpans {
 
     /// Records a key whose value starts at `value.start`.
     pub(super) fn key(&mut self, key: &'static str, value: Range<usize>) {
-        self.keys.push(KeySpan {
-            key,
-            value: value.start,
-            elements: Vec::new(),
-        });
+        self.keys.push(KeySpan { key, value: value.start, elements: Vec::new() });
     }
 
     /// Records a list key and the start of each element.
@@ -133,11 +123,7 @@ impl KeySpans {
         value: Range<usize>,
         elements: impl Iterator<Item = usize>,
     ) {
-        self.keys.push(KeySpan {
-            key,
-            value: value.start,
-            elements: elements.collect(),
-        });
+        self.keys.push(KeySpan { key, value: value.start, elements: elements.collect() });
     }
 
     fn get(&self, key: &str) -> Option<&KeySpan> {
@@ -148,9 +134,7 @@ impl KeySpans {
     /// aliases of a material key, or the grid that generated it) the nearest thing in the file.
     pub(super) fn locate(&self, field: &str, index: Option<usize>) -> (usize, Found) {
         if let Some(k) = self.get(field) {
-            let at = index
-                .and_then(|i| k.elements.get(i).copied())
-                .unwrap_or(k.value);
+            let at = index.and_then(|i| k.elements.get(i).copied()).unwrap_or(k.value);
             return (at, Found::Key);
         }
         let alias = match field {
@@ -200,10 +184,7 @@ mod tests {
         assert_eq!(s.locate("edges", Some(1)), (35, Found::Key));
         assert_eq!(s.locate("edges", Some(7)), (30, Found::Key));
         assert_eq!(s.locate("edges", None), (30, Found::Key));
-        assert_eq!(
-            s.locate("stretch_compliance", None),
-            (50, Found::Alias("stretch_stiffness"))
-        );
+        assert_eq!(s.locate("stretch_compliance", None), (50, Found::Alias("stretch_stiffness")));
         assert_eq!(s.locate("positions", None), (10, Found::Table));
         s.key("grid", 60..70);
         assert_eq!(s.locate("positions", None), (60, Found::Grid));

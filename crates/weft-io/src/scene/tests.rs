@@ -67,10 +67,7 @@ fn seed_scene_builds() {
     assert_eq!(scene.cloth_names().collect::<Vec<_>>(), ["seed"]);
     let cloth = &scene.cloths()[0];
     assert_eq!(cloth.edge_sets[0].rest_lengths, Some(vec![1.0]));
-    assert_eq!(
-        cloth.edge_sets[0].elasticity.compliance(),
-        weft_core::units::Compliance::new(0.01).unwrap()
-    );
+    assert_eq!(cloth.edge_sets[0].elasticity.compliance(), weft_core::units::Compliance::new(0.01).unwrap());
     let model = scene.build_model().unwrap();
     assert_eq!(model.particles().inv_mass(), &[0.0, 1.0]);
     assert_eq!(model.report().stretch, 1);
@@ -79,10 +76,9 @@ fn seed_scene_builds() {
 
 #[test]
 fn defaults_fill_optional_keys() {
-    let scene = parse(
-        "[simulation]\nfps = 30\nframes = 2\n[[cloth]]\nname = \"c\"\npositions = [[0, 0, 0]]\n",
-    )
-    .unwrap();
+    let scene =
+        parse("[simulation]\nfps = 30\nframes = 2\n[[cloth]]\nname = \"c\"\npositions = [[0, 0, 0]]\n")
+            .unwrap();
     let s = scene.settings();
     assert_eq!((s.fps, s.substeps, s.iterations), (30.0, 4, 8));
     assert_eq!(s.gravity, [0.0, -9.81, 0.0]);
@@ -153,37 +149,17 @@ const SEED_CASES: &[(&str, &str, &str)] = &[
         "pins = [0]\npin = [1]",
         "scene.toml:16:1: unknown field `pin`, expected one of `name`, `positions`, `grid`, `velocities`, `particle_mass`, `density`, `triangles`, `edges`, `rest_lengths`, `stretch_compliance`, `stretch_stiffness`, `stretch_damping`, `shear`, `shear_edges`, `shear_compliance`, `shear_stiffness`, `shear_damping`, `pins`, `pin_corners`",
     ),
-    (
-        "fps = 10.0",
-        "fps = 10.0 x",
-        "scene.toml:2:7: string values must be quoted, expected literal string",
-    ),
-    (
-        "frames = 1",
-        "frames = 1\nframes = 2",
-        "scene.toml:4:1: duplicate key",
-    ),
+    ("fps = 10.0", "fps = 10.0 x", "scene.toml:2:7: string values must be quoted, expected literal string"),
+    ("frames = 1", "frames = 1\nframes = 2", "scene.toml:4:1: duplicate key"),
     (
         "frames = 1",
         "frames = 1.5",
         "scene.toml:3:10: invalid type: floating point `1.5`, expected an integer",
     ),
-    (
-        "fps = 10.0",
-        "fps = \"fast\"",
-        "scene.toml:2:7: invalid type: string \"fast\", expected a number",
-    ),
-    (
-        "name = \"seed\"",
-        "",
-        "scene.toml:8:1: missing field `name`",
-    ),
+    ("fps = 10.0", "fps = \"fast\"", "scene.toml:2:7: invalid type: string \"fast\", expected a number"),
+    ("name = \"seed\"", "", "scene.toml:8:1: missing field `name`"),
     ("frames = 1\n", "", "scene.toml:1:1: missing field `frames`"),
-    (
-        "[[cloth]]",
-        "[cloth]",
-        "scene.toml:8:1: invalid type: table, expected an array",
-    ),
+    ("[[cloth]]", "[cloth]", "scene.toml:8:1: invalid type: table, expected an array"),
     (
         "edges = [[0, 1]]",
         "edges = [[0, 1, 2]]",
@@ -194,11 +170,7 @@ const SEED_CASES: &[(&str, &str, &str)] = &[
         "positions = [[0.0, 0.0], [2.0, 0.0, 0.0]]",
         "scene.toml:10:14: invalid length 2, expected an array of exactly 3 elements",
     ),
-    (
-        "fps = 10.0",
-        "fps = nan",
-        "scene.toml:2:7: simulation.fps: NaN is not a finite number",
-    ),
+    ("fps = 10.0", "fps = nan", "scene.toml:2:7: simulation.fps: NaN is not a finite number"),
     (
         "gravity = [0.0, 0.0, 0.0]",
         "gravity = [0.0, -inf, 0.0]",
@@ -229,11 +201,7 @@ const SEED_CASES: &[(&str, &str, &str)] = &[
         "edges = [[0, 4294967296]]",
         "scene.toml:12:10: cloth 'seed': edges[0]: 4294967296 is not a particle index: indices are whole numbers from 0 to 4294967295",
     ),
-    (
-        "frames = 1",
-        "frames = -3",
-        "scene.toml:3:10: simulation.frames: -3 must not be negative",
-    ),
+    ("frames = 1", "frames = -3", "scene.toml:3:10: simulation.frames: -3 must not be negative"),
     (
         "frames = 1",
         "frames = 99999999999",
@@ -355,26 +323,10 @@ const SEED_CASES: &[(&str, &str, &str)] = &[
         "name = \"a\\nb\"",
         "scene.toml:9:8: cloth 'a\\nb': name: 'a\\nb' cannot name a cache file: use letters, digits, '-', '_' or '.', not starting with '.'",
     ),
-    (
-        "fps = 10.0",
-        "fps = 0.0",
-        "scene.toml:2:7: simulation.fps: 0 must be greater than zero",
-    ),
-    (
-        "substeps = 1",
-        "substeps = 0",
-        "scene.toml:4:12: simulation.substeps: must be at least 1",
-    ),
-    (
-        "iterations = 1",
-        "iterations = 0",
-        "scene.toml:5:14: simulation.iterations: must be at least 1",
-    ),
-    (
-        "frames = 1",
-        "frames = 0",
-        "scene.toml:3:10: simulation.frames: must be at least 1",
-    ),
+    ("fps = 10.0", "fps = 0.0", "scene.toml:2:7: simulation.fps: 0 must be greater than zero"),
+    ("substeps = 1", "substeps = 0", "scene.toml:4:12: simulation.substeps: must be at least 1"),
+    ("iterations = 1", "iterations = 0", "scene.toml:5:14: simulation.iterations: must be at least 1"),
+    ("frames = 1", "frames = 0", "scene.toml:3:10: simulation.frames: must be at least 1"),
     (
         "gravity = [0.0, 0.0, 0.0]",
         "velocity_damping = -1.0",
@@ -392,22 +344,10 @@ fn every_seed_rule_has_its_line_and_message() {
 
 #[test]
 fn model_rules_are_reachable() {
-    let e = error(&seed_with(
-        "stretch_compliance = 0.01",
-        "stretch_stiffness = 0",
-    ));
-    assert_eq!(
-        e.rule(),
-        Some(&weft_core::Rule::Unit {
-            value: 0.0,
-            error: UnitError::Zero
-        })
-    );
+    let e = error(&seed_with("stretch_compliance = 0.01", "stretch_stiffness = 0"));
+    assert_eq!(e.rule(), Some(&weft_core::Rule::Unit { value: 0.0, error: UnitError::Zero }));
     let e = error(&seed_with("pins = [0]", "pins = [9]"));
-    assert_eq!(
-        e.rule(),
-        Some(&weft_core::Rule::IndexOutOfRange { index: 9, len: 2 })
-    );
+    assert_eq!(e.rule(), Some(&weft_core::Rule::IndexOutOfRange { index: 9, len: 2 }));
     let e = error(&seed_with("pins = [0]", "pins = [-1]"));
     assert_eq!(e.rule(), None);
     assert_eq!(e.scene_rule(), Some(&SceneRule::BadIndex { value: -1 }));
@@ -483,10 +423,7 @@ fn every_grid_rule_has_its_line_and_message() {
 #[test]
 fn scene_wide_rules() {
     let e = error("[simulation]\nfps = 10\nframes = 1\n");
-    assert_eq!(
-        e.to_string(),
-        "scene.toml:1:1: scene: the scene has no cloth"
-    );
+    assert_eq!(e.to_string(), "scene.toml:1:1: scene: the scene has no cloth");
     let e = error("[[cloth]]\nname = \"a\"\npositions = [[0, 0, 0]]\n");
     assert_eq!(e.to_string(), "scene.toml:1:1: missing field `simulation`");
     let two = format!("{SEED}\n[[cloth]]\nname = \"seed\"\npositions = [[0, 0, 0]]\n");
@@ -495,16 +432,8 @@ fn scene_wide_rules() {
         "scene.toml:18:8: cloth 'seed': name: the name 'seed' is used by cloth #0 too: cache \
          files are named after cloths"
     );
-    let limits = Limits {
-        max_steps: 10,
-        ..Limits::default()
-    };
-    let scene = parse_scene(
-        &seed_with("frames = 1", "frames = 11"),
-        Path::new("s.toml"),
-        &limits,
-    )
-    .unwrap();
+    let limits = Limits { max_steps: 10, ..Limits::default() };
+    let scene = parse_scene(&seed_with("frames = 1", "frames = 11"), Path::new("s.toml"), &limits).unwrap();
     assert_eq!(
         scene.build_model().unwrap_err().to_string(),
         "s.toml:3:10: simulation.frames: frames × substeps time steps: 11 is more than the limit \
@@ -525,10 +454,7 @@ fn files_are_read_with_limits() {
     let e = load_scene(&missing, &Limits::default()).unwrap_err();
     let message = e.to_string();
     assert!(
-        message.starts_with(&format!(
-            "{}: cannot read the scene file: ",
-            missing.display()
-        )),
+        message.starts_with(&format!("{}: cannot read the scene file: ", missing.display())),
         "{message}"
     );
     assert!(
@@ -550,10 +476,7 @@ fn files_are_read_with_limits() {
 
     // A (sparse) file over the real limit is refused from its length alone.
     let big = dir.path().join("big.toml");
-    std::fs::File::create(&big)
-        .unwrap()
-        .set_len(MAX_SCENE_BYTES + 1)
-        .unwrap();
+    std::fs::File::create(&big).unwrap().set_len(MAX_SCENE_BYTES + 1).unwrap();
     assert!(matches!(
         load_scene(&big, &Limits::default()),
         Err(SceneError::TooLarge { len, .. }) if len == MAX_SCENE_BYTES + 1
@@ -562,13 +485,8 @@ fn files_are_read_with_limits() {
     let latin1 = dir.path().join("latin1.toml");
     std::fs::write(&latin1, b"[simulation]\nfps = 1 # caf\xe9\n").unwrap();
     assert_eq!(
-        load_scene(&latin1, &Limits::default())
-            .unwrap_err()
-            .to_string(),
-        format!(
-            "{}:2:14: the scene file is not UTF-8 text",
-            latin1.display()
-        )
+        load_scene(&latin1, &Limits::default()).unwrap_err().to_string(),
+        format!("{}:2:14: the scene file is not UTF-8 text", latin1.display())
     );
 }
 

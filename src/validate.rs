@@ -1,0 +1,160 @@
+//! `weft validate`: what a scene turns into, before any time step is taken.
+//!
+//! [`describe`] reports the settings, each cloth, the particles (and how many are pinned), the
+//! distance constraints per kind, those left out because both their particles are pinned, the
+//! colours of the parallel solve and their sizes, the constraints solved serially, the SIMD batches
+//! and how full their lanes are, the work of a whole bake, and the approximate memory of the model
+//! ([`model_bytes`]).
+
+use std::fmt::Write as _;
+use std::mem::size_of;
+
+use weft_core::Model;
+use weft_core::lanes::{LANES, Lanes};
+use weft_core::particles::RECORD;
+
+/// Approximate bytes the model holds in memory: the particle arrays, the lane-packed distance
+/// constraints with their batch plan, and the cloths' triangles (the same arrays a bake steps).
+pub fn model_bytes(model: &Model) -> u64 {
+    let particles = model.particles().len() as u64;
+    // positions, previous positions, velocities: one 16-byte record each; inverse masses.
+    let per_particle = (3 * RECORD * size_of::<f32>() + size_of::<f32>()) as u64;
+    let distance = model.distance();
+    let batches = distance.plan().len() as u64;
+    // a, b, rest, compliance, λ, kind (a 32-byte aligned `Lanes<u8>`), damping if any, and the
+    // plan: constraint index per lane, active lanes, write mask.
+    let damped = u64::from(distance.is_damped());
+    let per_batch = (2 * size_of::<Lanes<u32>>()
+        + 3 * size_of::<Lanes<f32>>()
+        + size_of::<Lanes<u8>>()
+        + size_of::<Lanes<u32>>()
+        + size_of::<u8>()
+        + size_of::<u32>()) as u64
+        + damped * size_of::<Lanes<f32>>() as u64;
+    let triangles: u64 =
+        model.cloths().iter().map(|c| (c.triangles.len() * size_of::<[u32; 3]>()) as u64).sum();
+    particles * per_particle + batches * per_batch + triangles
+}
+
+/// A byte count for people: `512 B`, `1.5 KiB`, `3.2 MiB`, `1.1 GiB`.
+pub fn human_bytes(bytes: u64) -> String {
+    const UNITS: [&str; 4] = ["KiB", "MiB", "GiB", "TiB"];
+    if bytes < 1024 {
+        return format!("{bytes} B");
+    }
+    let mut value = bytes as f64 / 1024.0;
+    let mut unit = 0;
+    while value >= 1024.0 && unit + 1 < UNITS.len() {
+        value /= 1024.0;
+        unit += 1;
+    }
+    format!("{value:.1} {}", UNITS[unit])
+}
+
+/// `value` with six decimals, trailing zeros removed: `0.1`, `0.004167`.
+fn trimmed(value: f64) -> String {
+    let s = format!("{value:.6}");
+    let s = s.trim_end_matches('0').trim_end_matches('.');
+    if s.is_empty() || s == "-" { "0".to_string() } else { s.to_string() }
+}
+
+/// The report of `weft validate` for a built model, one item per line.
+///
+/// ```
+/// use std::path::Path;
+/// let text = "[simulation]\nfps = 24\nframes = 2\n[[cloth]]\nname = \"sheet\"\n\
+///             grid = { resolution = [4, 3], size = [1.5, 1.0] }\npin_corners = [\"top-left\"]\n";
+/// let scene = weft::io::parse_scene(text, Path::new("s.toml"), &Default::default()).unwrap();
+/// let report = weft::validate::describe(&scene.build_model().unwrap());
+/// assert!(report.contains("particles:      12 (1 pinned)"), "{report}");
+/// assert!(report.contains("stretch 17, shear 12"), "{report}");
+/// ```
+pub fn describe(model: &Model) -> String {
+    let mut s = String::new();
+    let settings = model.settings();
+    let report = model.report();
+    let distance = model.distance();
+    let h = settings.time_step().h64;
+    let steps = settings.frames as u64 * settings.substeps as u64;
+    let g = settings.gravity;
+    let _ = writeln!(
+        s,
+        "simulation:     fps {}, frames {}, substeps {} (h = {} s), iterations {}, \
+         gravity [{}, {}, {}] m/s², velocity damping {} 1/s",
+        settings.fps,
+        settings.frames,
+        settings.substeps,
+        trimmed(h),
+        settings.iterations,
+        g[0],
+        g[1],
+        g[2],
+        settings.velocity_damping
+    );
+    for cloth in model.cloths() {
+        let pinned =
+            model.particles().inv_mass()[cloth.particles.clone()].iter().filter(|&&w| w == 0.0).count();
+        let _ = writeln!(
+            s,
+            "cloth:          '{}', {} particles ({} pinned), {} triangles",
+            cloth.name,
+            cloth.particles.len(),
+            pinned,
+            cloth.triangles.len()
+        );
+    }
+    let _ = writeln!(s, "particles:      {} ({} pinned)", report.particles, report.pinned);
+    let _ = writeln!(
+        s,
+        "constraints:    {} distance: stretch {}, shear {}",
+        report.stretch + report.shear,
+        report.stretch,
+        report.shear
+    );
+    let _ = writeln!(s, "dropped:        {} (both ends pinned: they can never move)", report.dropped_pinned);
+    let sizes: Vec<String> = report.distance_colours.iter().map(|n| n.to_string()).collect();
+    let _ = writeln!(
+        s,
+        "colours:        {} (sizes {})",
+        report.distance_colours.len(),
+        if sizes.is_empty() { "none".to_string() } else { sizes.join(", ") }
+    );
+    let _ = writeln!(
+        s,
+        "serial:         {} constraints (solved on one thread after the colours)",
+        report.distance_serial
+    );
+    let _ = writeln!(
+        s,
+        "SIMD batches:   {} of {} lanes, {:.1} % of lanes filled",
+        report.distance_batches,
+        LANES,
+        report.distance_fill * 100.0
+    );
+    let projections = distance.len() as u128 * settings.iterations as u128 * steps as u128;
+    let _ = writeln!(s, "work:           {} time steps, {} constraint projections", steps, projections);
+    let _ = writeln!(s, "memory:         about {} for the model", human_bytes(model_bytes(model)));
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn trimmed_decimals() {
+        assert_eq!(trimmed(0.1), "0.1");
+        assert_eq!(trimmed(1.0 / 240.0), "0.004167");
+        assert_eq!(trimmed(2.0), "2");
+        assert_eq!(trimmed(1e-9), "0");
+    }
+
+    #[test]
+    fn bytes_for_people() {
+        assert_eq!(human_bytes(0), "0 B");
+        assert_eq!(human_bytes(1023), "1023 B");
+        assert_eq!(human_bytes(1536), "1.5 KiB");
+        assert_eq!(human_bytes(5 << 20), "5.0 MiB");
+        assert_eq!(human_bytes(3 << 30), "3.0 GiB");
+    }
+}

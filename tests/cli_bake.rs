@@ -1,0 +1,256 @@
+//! Promise: `weft bake` reproduces the seed's worked example exactly; its caches are the same
+//! bytes for any `--threads` and either `--kernel`; `weft validate`, `weft demo` and
+//! `weft --version` say what they should; and a bake replaces an old cache only with a complete
+//! one.
+
+use std::collections::BTreeMap;
+use std::ffi::OsStr;
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use weft::io::read_pc2;
+
+const WEFT: &str = env!("CARGO_BIN_EXE_weft");
+
+fn example(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("examples").join(name)
+}
+
+fn weft<S: AsRef<OsStr>>(args: impl IntoIterator<Item = S>) -> Output {
+    Command::new(WEFT).args(args).output().expect("weft runs")
+}
+
+/// Runs weft and insists that it succeeds.
+fn weft_ok<S: AsRef<OsStr>>(args: impl IntoIterator<Item = S>) -> Output {
+    let output = weft(args);
+    assert!(output.status.success(), "weft failed: {}", String::from_utf8_lossy(&output.stderr));
+    output
+}
+
+/// Every file of `dir` by name, with its bytes.
+fn contents(dir: &Path) -> BTreeMap<String, Vec<u8>> {
+    fs::read_dir(dir)
+        .unwrap()
+        .map(|e| {
+            let e = e.unwrap();
+            (e.file_name().to_string_lossy().into_owned(), fs::read(e.path()).unwrap())
+        })
+        .collect()
+}
+
+#[test]
+fn seed_example_lands_exactly_at_one_and_one_and_a_half_metres() {
+    for (scene, x, residual) in [("seed.toml", 1.0f32, "0.0"), ("seed-soft.toml", 1.5, "0.5")] {
+        let dir = tempfile::tempdir().unwrap();
+        let output =
+            weft_ok([OsStr::new("bake"), example(scene).as_ref(), "--out".as_ref(), dir.path().as_ref()]);
+        assert!(output.stdout.is_empty());
+        let summary = String::from_utf8_lossy(&output.stderr);
+        assert!(summary.contains("baked 1 frame (1 time step)"), "{summary}");
+        assert!(summary.contains("degenerate projections: 0"), "{summary}");
+
+        let pc2 = read_pc2(&dir.path().join("seed.pc2")).unwrap();
+        assert_eq!((pc2.point_count, pc2.sample_count), (2, 2));
+        assert_eq!(pc2.sample(0), &[[0.0, 0.0, 0.0], [2.0, 0.0, 0.0]]);
+        assert_eq!(pc2.sample(1)[0], [0.0, 0.0, 0.0], "{scene}: the pin moved");
+        assert_eq!(pc2.sample(1)[1], [x, 0.0, 0.0], "{scene}");
+
+        let stats = fs::read_to_string(dir.path().join("stats.csv")).unwrap();
+        assert_eq!(
+            stats,
+            format!("frame,time_s,degenerate,max_abs_c_m,mean_abs_c_m\n1,0.1,0,{residual},{residual}\n"),
+            "{scene}"
+        );
+        let mut names: Vec<_> = contents(dir.path()).into_keys().collect();
+        names.sort();
+        assert_eq!(names, ["seed.pc2", "stats.csv"]);
+    }
+}
+
+/// A grid big enough that colours and particle passes are split into several parallel chunks
+/// (over 64 batches per colour, over 4096 particles).
+const GRID: &str = r#"[simulation]
+fps = 24.0
+frames = 4
+substeps = 2
+iterations = 4
+
+[[cloth]]
+name = "sheet"
+grid = { resolution = [80, 64], size = [1.6, 1.2], origin = [0.0, 1.0, 0.0], plane = "xz" }
+density = 0.2
+stretch_compliance = 1e-5
+shear_compliance = 1e-3
+stretch_damping = 0.01
+pin_corners = ["top-left", "top-right"]
+"#;
+
+#[test]
+fn caches_are_the_same_bytes_for_any_thread_count_and_either_kernel() {
+    let dir = tempfile::tempdir().unwrap();
+    let scene = dir.path().join("grid.toml");
+    fs::write(&scene, GRID).unwrap();
+    let bake = |name: &str, extra: &[&str]| {
+        let out = dir.path().join(name);
+        let mut args: Vec<&OsStr> = vec![
+            "bake".as_ref(),
+            scene.as_ref(),
+            "--out".as_ref(),
+            out.as_ref(),
+            "--format".as_ref(),
+            "pc2,usd".as_ref(),
+            "--format".as_ref(),
+            "obj".as_ref(),
+            "--quiet".as_ref(),
+        ];
+        args.extend(extra.iter().map(OsStr::new));
+        let output = weft_ok(&args);
+        assert!(output.stderr.is_empty(), "--quiet printed something");
+        contents(&out)
+    };
+    let one = bake("t1", &["--threads", "1"]);
+    let expected_files = 1 + 1 + 5 + 1; // pc2, usda, 5 OBJ frames, stats.csv
+    assert_eq!(one.len(), expected_files, "{:?}", one.keys());
+    let pc2 = weft::io::parse_pc2(&one["sheet.pc2"]).unwrap();
+    assert_eq!((pc2.point_count, pc2.sample_count), (80 * 64, 5));
+    assert_ne!(pc2.sample(0), pc2.sample(4), "the sheet should fall");
+
+    for (name, extra) in [
+        ("t2", &["--threads", "2"][..]),
+        ("t3", &["--threads", "3"]),
+        ("scalar", &["--threads", "2", "--kernel", "scalar"]),
+        ("simd", &["--threads", "3", "--kernel", "simd"]),
+    ] {
+        let other = bake(name, extra);
+        assert_eq!(other.keys().collect::<Vec<_>>(), one.keys().collect::<Vec<_>>(), "{extra:?}");
+        for (file, bytes) in &one {
+            assert!(other[file] == *bytes, "{file} differs with {extra:?}");
+        }
+    }
+}
+
+#[test]
+fn validate_prints_the_model() {
+    let dir = tempfile::tempdir().unwrap();
+    let scene = dir.path().join("flag.toml");
+    fs::write(
+        &scene,
+        "[simulation]\nfps = 24\nframes = 2\n\n[[cloth]]\nname = \"flag\"\n\
+         grid = { resolution = [4, 3], size = [1.5, 1.0] }\n\
+         pin_corners = [\"top-left\", \"top-right\"]\n",
+    )
+    .unwrap();
+    let output = weft_ok([OsStr::new("validate"), scene.as_ref()]);
+    assert!(output.stderr.is_empty());
+    let text = String::from_utf8(output.stdout).unwrap();
+    for line in [
+        "cloth:          'flag', 12 particles (2 pinned), 12 triangles",
+        "particles:      12 (2 pinned)",
+        // 3 × 3 along the rows, 4 × 2 along the columns; two diagonals in each of 3 × 2 cells.
+        // Defaults: 4 substeps, 8 iterations; 29 constraints × 8 iterations × 8 steps.
+        "constraints:    29 distance: stretch 17, shear 12",
+        "dropped:        0 (both ends pinned: they can never move)",
+        "work:           8 time steps, 1856 constraint projections",
+        "ok: the scene is valid",
+    ] {
+        assert!(text.lines().any(|l| l == line), "no line {line:?} in\n{text}");
+    }
+    assert!(text.contains("colours:"), "{text}");
+    assert!(text.contains("SIMD batches:"), "{text}");
+    assert!(text.contains("memory:         about "), "{text}");
+}
+
+#[test]
+fn demo_writes_a_pc2_and_a_scene_that_bakes_the_same_bytes() {
+    let dir = tempfile::tempdir().unwrap();
+    let demo = dir.path().join("demo");
+    let output = weft_ok([OsStr::new("demo"), "--out".as_ref(), demo.as_ref(), "-q".as_ref()]);
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(stdout.contains(&demo.join("demo.toml").display().to_string()), "{stdout}");
+
+    let bytes = fs::read(demo.join("flag.pc2")).unwrap();
+    let (points, samples) = (48 * 32, 91);
+    assert_eq!(&bytes[..12], b"POINTCACHE2\0");
+    let int = |at: usize| i32::from_le_bytes(bytes[at..at + 4].try_into().unwrap());
+    let float = |at: usize| f32::from_le_bytes(bytes[at..at + 4].try_into().unwrap());
+    assert_eq!(int(12), 1, "version");
+    assert_eq!(int(16), points, "point count");
+    assert_eq!(float(20), 0.0, "start frame");
+    assert_eq!(float(24), 1.0, "sample rate");
+    assert_eq!(int(28), samples, "sample count");
+    assert_eq!(bytes.len(), 32 + 12 * (points * samples) as usize);
+
+    // The scene it wrote is examples/flag.toml, and baking it gives the same bytes.
+    let scene = demo.join("demo.toml");
+    assert_eq!(fs::read_to_string(&scene).unwrap(), fs::read_to_string(example("flag.toml")).unwrap());
+    let again = dir.path().join("again");
+    weft_ok([OsStr::new("bake"), scene.as_ref(), "--out".as_ref(), again.as_ref(), "-q".as_ref()]);
+    assert!(fs::read(again.join("flag.pc2")).unwrap() == bytes);
+    assert_eq!(fs::read(again.join("stats.csv")).unwrap(), fs::read(demo.join("stats.csv")).unwrap());
+}
+
+#[test]
+fn version_names_the_simd_level() {
+    let output = weft_ok(["--version"]);
+    assert_eq!(
+        String::from_utf8(output.stdout).unwrap(),
+        format!("weft {} ({})\n", env!("CARGO_PKG_VERSION"), weft::kernels::simd_level())
+    );
+}
+
+#[test]
+fn a_bake_replaces_an_old_cache_only_with_a_complete_one() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out");
+    fs::create_dir(&out).unwrap();
+    fs::write(out.join("seed.pc2"), b"an old cache").unwrap();
+    fs::write(out.join("stats.csv"), b"old stats").unwrap();
+    let old = contents(&out);
+
+    // A bake that fails leaves the old files as they were.
+    let bad = dir.path().join("bad.toml");
+    let text = fs::read_to_string(example("seed.toml")).unwrap().replace("iterations = 1", "iterations = 0");
+    fs::write(&bad, text).unwrap();
+    let output = weft([OsStr::new("bake"), bad.as_ref(), "--out".as_ref(), out.as_ref()]);
+    assert_eq!(output.status.code(), Some(1));
+    assert_eq!(contents(&out), old);
+
+    // A bake that succeeds replaces them whole, leaving no temporary file.
+    weft_ok([
+        OsStr::new("bake"),
+        example("seed.toml").as_ref(),
+        "--out".as_ref(),
+        out.as_ref(),
+        "-q".as_ref(),
+    ]);
+    let new = contents(&out);
+    assert_eq!(new.keys().collect::<Vec<_>>(), ["seed.pc2", "stats.csv"]);
+    let pc2 = read_pc2(&out.join("seed.pc2")).unwrap();
+    assert_eq!(pc2.sample(1)[1], [1.0, 0.0, 0.0]);
+    assert!(new["stats.csv"].starts_with(b"frame,"));
+}
+
+#[test]
+fn a_bake_that_fails_while_publishing_leaves_no_file_of_its_own() {
+    // `seed.usda` is taken by a directory, so the USD cache cannot be renamed into place after
+    // the PC2 cache already was: the bake must take the PC2 cache back and leave no stats.csv.
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out");
+    fs::create_dir_all(out.join("seed.usda")).unwrap();
+    let output = weft([
+        OsStr::new("bake"),
+        example("seed.toml").as_ref(),
+        "--out".as_ref(),
+        out.as_ref(),
+        "--format".as_ref(),
+        "pc2,usd".as_ref(),
+    ]);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(1), "{stderr}");
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    assert!(stderr.starts_with("error: usd cache of cloth 'seed': "), "{stderr}");
+    let left: Vec<_> =
+        fs::read_dir(&out).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
+    assert_eq!(left, ["seed.usda"], "only the directory that was there");
+}
