@@ -139,11 +139,14 @@ fn distance_rows(n: u32, rounds: usize, threads: usize, out: &mut String) -> any
         }
     }
     let fill = model.report().distance_fill * 100.0;
-    let colours = model.report().distance_colours.len();
+    let r = model.report();
+    let boundary: usize = r.distance_boundary_colours.iter().sum();
     writeln!(
         out,
-        "\n{n}×{n} grid: {constraints} distance constraints (stretch + shear), {colours} colours, \
-         {fill:.1}% lane fill; {sweeps} sweeps per round, {rounds} rounds"
+        "\n{n}×{n} grid: {constraints} distance constraints (stretch + shear) in {} blocks \
+         (≤ {} colours each) + {boundary} across blocks, {fill:.1}% lane fill; {sweeps} sweeps per \
+         round, {rounds} rounds",
+        r.distance_blocks, r.distance_block_colours
     )?;
     writeln!(out, "  {:<34} {:>12} {:>12}", "variant", "Mproj/s", "ms/sweep")?;
     for s in &series {

@@ -112,11 +112,20 @@ pub fn describe(model: &Model) -> String {
         report.shear
     );
     let _ = writeln!(s, "dropped:        {} (both ends pinned: they can never move)", report.dropped_pinned);
-    let sizes: Vec<String> = report.distance_colours.iter().map(|n| n.to_string()).collect();
     let _ = writeln!(
         s,
-        "colours:        {} (sizes {})",
-        report.distance_colours.len(),
+        "blocks:         {} of up to {} particles, solved in parallel: {} interior constraints, up to {} colours per block",
+        report.distance_blocks,
+        weft_core::colouring::BLOCK_PARTICLES,
+        report.distance_interior,
+        report.distance_block_colours
+    );
+    let sizes: Vec<String> = report.distance_boundary_colours.iter().map(|n| n.to_string()).collect();
+    let _ = writeln!(
+        s,
+        "boundary:       {} constraints across blocks in {} colours (sizes {})",
+        report.distance_boundary_colours.iter().sum::<usize>(),
+        report.distance_boundary_colours.len(),
         if sizes.is_empty() { "none".to_string() } else { sizes.join(", ") }
     );
     let _ = writeln!(

@@ -156,7 +156,13 @@ fn validate_prints_the_model() {
     ] {
         assert!(text.lines().any(|l| l == line), "no line {line:?} in\n{text}");
     }
-    assert!(text.contains("colours:"), "{text}");
+    assert!(
+        text.contains(
+            "blocks:         1 of up to 4096 particles, solved in parallel: 29 interior constraints"
+        ),
+        "{text}"
+    );
+    assert!(text.contains("boundary:       0 constraints across blocks"), "{text}");
     assert!(text.contains("SIMD batches:"), "{text}");
     assert!(text.contains("memory:         about "), "{text}");
 }

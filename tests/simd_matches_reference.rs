@@ -65,7 +65,10 @@ prop_compose! {
         let velocities = (0..n)
             .map(|_| [0, 1, 2].map(|_| ((next() % 2001) as f32 / 1000.0 - 1.0) * speed))
             .collect();
-        Grid { nu, nv, stretch, shear, damping: if damped { damping } else { 0.0 }, pins, velocities: Some(velocities) }
+        Grid {
+            nu, nv, stretch, shear, damping: if damped { damping } else { 0.0 }, pins,
+            velocities: Some(velocities), shuffle: None,
+        }
     }
 }
 

@@ -28,7 +28,10 @@ prop_compose! {
                 [h % 97, h % 89, h % 83].map(|k| (k as f32 / 48.0 - 1.0) * speed)
             })
             .collect();
-        Grid { nu, nv, stretch, shear, damping, pins: pins.iter().map(|p| p % n).collect(), velocities: Some(velocities) }
+        Grid {
+            nu, nv, stretch, shear, damping, pins: pins.iter().map(|p| p % n).collect(),
+            velocities: Some(velocities), shuffle: None,
+        }
     }
 }
 

@@ -43,6 +43,9 @@ pub struct Grid {
     pub damping: f32,
     pub pins: Vec<u32>,
     pub velocities: Option<Vec<[f32; 3]>>,
+    /// Renumber the particles with this seed (a scrambled order puts most constraints on block
+    /// boundaries).
+    pub shuffle: Option<u64>,
 }
 
 impl Grid {
@@ -56,6 +59,7 @@ impl Grid {
             damping: 0.0,
             pins: vec![nu * (nv - 1), nu * nv - 1],
             velocities: None,
+            shuffle: None,
         }
     }
 
@@ -79,6 +83,9 @@ impl Grid {
         }
         cloth.velocities = self.velocities.clone();
         cloth.pins = self.pins.clone();
+        if let Some(seed) = self.shuffle {
+            renumber(&mut cloth, seed);
+        }
         cloth
     }
 
@@ -88,6 +95,32 @@ impl Grid {
         b.add_cloth(&self.cloth()).unwrap();
         b.build().unwrap()
     }
+}
+
+/// Renumbers the particles of `cloth` by a seeded permutation (xorshift, Fisher-Yates).
+pub fn renumber(cloth: &mut ClothDesc, seed: u64) {
+    let n = cloth.positions.len();
+    let mut order: Vec<u32> = (0..n as u32).collect();
+    let mut x = seed | 1;
+    for i in (1..n).rev() {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        order.swap(i, (x % (i as u64 + 1)) as usize);
+    }
+    // order[new] = old; new_of[old] = new
+    let mut new_of = vec![0u32; n];
+    for (new, &old) in order.iter().enumerate() {
+        new_of[old as usize] = new as u32;
+    }
+    let map = |p: &mut u32| *p = new_of[*p as usize];
+    cloth.positions = order.iter().map(|&o| cloth.positions[o as usize]).collect();
+    if let Some(v) = &mut cloth.velocities {
+        *v = order.iter().map(|&o| v[o as usize]).collect();
+    }
+    cloth.triangles.iter_mut().flatten().for_each(map);
+    cloth.edge_sets.iter_mut().flat_map(|s| s.edges.iter_mut().flatten()).for_each(map);
+    cloth.pins.iter_mut().for_each(map);
 }
 
 /// Positions `[x, y, z]` of a model.

@@ -31,7 +31,7 @@
 use std::collections::HashMap;
 
 use crate::distance::{DistanceBatches, DistanceConstraint, DistanceKind, MAX_LENGTH, MIN_LENGTH};
-use crate::error::{BuildError, ClothRef, Location, Rule};
+use crate::error::{BuildError, ClothRef, Location, Rule, widen};
 use crate::limits::{Limits, RAISE_HINT};
 use crate::model::{BuildReport, ClothInfo, Model};
 use crate::particles::Particles;
@@ -269,7 +269,7 @@ impl ModelBuilder {
                     return Err(err(field, None, Rule::NotFinite { value: m.to_string() }));
                 }
                 if m <= 0.0 {
-                    return Err(err(field, None, Rule::NotPositive { value: m as f64 }));
+                    return Err(err(field, None, Rule::NotPositive { value: widen(m) }));
                 }
                 inv_mass.fill(1.0 / m);
             }
@@ -279,15 +279,22 @@ impl ModelBuilder {
                     return Err(err(field, None, Rule::NotFinite { value: rho.to_string() }));
                 }
                 if rho <= 0.0 {
-                    return Err(err(field, None, Rule::NotPositive { value: rho as f64 }));
+                    return Err(err(field, None, Rule::NotPositive { value: widen(rho) }));
                 }
                 if desc.triangles.is_empty() {
                     return Err(err(field, None, Rule::DensityWithoutTriangles));
                 }
                 let mut mass = vec![0.0f64; n];
-                for t in &desc.triangles {
-                    let [a, b, c] = t.map(|p| desc.positions[p as usize]);
-                    let share = triangle_area(a, b, c) * rho as f64 / 3.0;
+                let area: Vec<f64> = desc
+                    .triangles
+                    .iter()
+                    .map(|t| {
+                        let [a, b, c] = t.map(|p| desc.positions[p as usize]);
+                        triangle_area(a, b, c)
+                    })
+                    .collect();
+                for (t, &area) in desc.triangles.iter().zip(&area) {
+                    let share = area * rho as f64 / 3.0;
                     for &p in t {
                         mass[p as usize] += share;
                     }
@@ -296,7 +303,22 @@ impl ModelBuilder {
                     let w = (1.0 / m) as f32;
                     let has_mass = m > 0.0 && w.is_finite() && w > 0.0;
                     if !pinned[i] && !has_mass {
-                        return Err(err(field, None, Rule::MasslessParticle { particle: i as u32 }));
+                        // In a triangle, but only zero-area ones: name the first such triangle.
+                        let zero = desc.triangles.iter().enumerate().find(|(_, t)| t.contains(&(i as u32)));
+                        return Err(match zero {
+                            Some((k, &[a, b, c])) => err(
+                                "triangles",
+                                Some(k),
+                                Rule::ZeroAreaTriangle {
+                                    a,
+                                    b,
+                                    c,
+                                    area: area[k] as f32,
+                                    used_for: "lumping the density into masses",
+                                },
+                            ),
+                            None => err(field, None, Rule::MasslessParticle { particle: i as u32 }),
+                        });
                     }
                     inv_mass[i] = w;
                 }
@@ -338,7 +360,7 @@ impl ModelBuilder {
                 return Err(err(damping_field, None, Rule::NotFinite { value: set.damping.to_string() }));
             }
             if set.damping < 0.0 {
-                return Err(err(damping_field, None, Rule::Negative { value: set.damping as f64 }));
+                return Err(err(damping_field, None, Rule::Negative { value: widen(set.damping) }));
             }
             if !(alpha * set.damping * time_step.inv_h).is_finite() {
                 return Err(err(
@@ -377,13 +399,13 @@ impl ModelBuilder {
                         let r = r[i];
                         if !r.is_finite() {
                             return Err(err(
-                                "rest_lengths",
+                                set.rest_field,
                                 Some(i),
                                 Rule::NotFinite { value: r.to_string() },
                             ));
                         }
                         if r <= 0.0 {
-                            return Err(err("rest_lengths", Some(i), Rule::NotPositive { value: r as f64 }));
+                            return Err(err(set.rest_field, Some(i), Rule::NotPositive { value: widen(r) }));
                         }
                         r
                     }
@@ -442,7 +464,10 @@ impl ModelBuilder {
             stretch: count(DistanceKind::Stretch),
             shear: count(DistanceKind::Shear),
             dropped_pinned: self.dropped_pinned,
-            distance_colours: distance.colour_sizes(),
+            distance_blocks: distance.block_count(),
+            distance_block_colours: distance.block_colours(),
+            distance_interior: distance.interior_len(),
+            distance_boundary_colours: distance.boundary_colour_sizes(),
             distance_serial: distance.serial_len(),
             distance_batches: distance.plan().len(),
             distance_fill: distance.batch_fill(),
@@ -508,6 +533,17 @@ mod tests {
         d.edge_sets[0].elasticity = Elasticity::Compliance(Compliance::new(f32::MAX).unwrap());
         assert!(matches!(fails(d).rule, Rule::TooLargeForTimeStep { .. }));
         assert!(matches!(fails(ClothDesc { name: "a/b".into(), ..two() }).rule, Rule::BadName { .. }));
+    }
+
+    #[test]
+    fn zero_area_triangles_are_named_when_they_leave_a_particle_without_mass() {
+        let mut d = ClothDesc { mass: MassSpec::Density(1.0), triangles: vec![[0, 1, 2]], ..two() };
+        d.positions[2] = [2.0, 0.0, 0.0];
+        let e = fails(d);
+        assert_eq!((e.location.field, e.location.index), ("triangles", Some(0)));
+        assert!(matches!(e.rule, Rule::ZeroAreaTriangle { a: 0, b: 1, c: 2, .. }), "{e}");
+        let e = fails(ClothDesc { mass: MassSpec::Density(-0.2), triangles: vec![[0, 1, 2]], ..two() });
+        assert_eq!(e.to_string(), "cloth 'c': density: -0.2 must be greater than zero");
     }
 
     #[test]

@@ -1,29 +1,44 @@
 //! Deterministic greedy graph colouring of constraints, and packing of each colour into SIMD
-//! batches.
+//! batches, block by block.
 //!
 //! Two constraints conflict when they move the same free particle. Constraints of one colour never
 //! conflict, so a colour can be projected in any order, in parallel, or eight at a time in SIMD
 //! lanes, with the same result: Gauss-Seidel between colours, order-free inside one.
 //!
+//! * **Blocks.** Particles are cut into blocks of [`BLOCK_PARTICLES`] consecutive indices. A
+//!   constraint whose free particles all lie in one block is *interior* to it. The interior
+//!   constraints of different blocks never touch the same free particle, so blocks are solved in
+//!   parallel, each one colour after colour on one thread, while its particles stay in that
+//!   core's cache (every colour of a sweep would otherwise stream all positions from memory).
+//!   The remaining *boundary* constraints are coloured across the whole model and solved after
+//!   the blocks, each colour split across threads. The cut depends only on the particle count,
+//!   never on the thread count.
 //! * **Colouring** is first-fit in input order: each constraint takes the lowest colour that none of
 //!   its free particles has used yet (a 64-bit mask per particle). Pinned particles (inverse mass
 //!   0) are never written, so they never cause a conflict. The result depends only on the
 //!   constraint list and the pins, never on hashing or threads.
-//! * **Overflow**: a constraint that finds all [`MAX_COLOURS`] colours taken (a particle with a
-//!   huge number of constraints) goes to the *serial* list, solved after the colours, one
-//!   constraint at a time on one thread.
+//! * **Overflow**: an interior constraint that finds all [`MAX_COLOURS`] colours of its block
+//!   taken becomes a boundary constraint; a boundary constraint that finds all colours taken goes
+//!   to the *serial* list, solved last, one constraint at a time on one thread.
 //! * **Packing**: each colour is cut into batches of [`LANES`] constraints. The last batch of a
 //!   colour is padded by repeating its lane 0; padding lanes are computed (harmlessly, on valid
-//!   data) and never written back or counted. [`BatchPlan::assert_invariant`] checks, for every
-//!   build, that no two lanes of a colour write the same particle and that padding and pinned
-//!   particles are never written.
+//!   data) and never written back or counted.
+//!
+//! [`BatchPlan::assert_invariant`] checks, for every build, what the parallel kernels rely on:
+//! no two lanes of a colour write the same particle, a block writes only its own particles, and
+//! padding lanes and pinned particles are never written.
 
 use std::ops::Range;
 
 use crate::lanes::{LANES, Lanes};
 
-/// Most colours a constraint set uses; constraints beyond them are solved serially.
+/// Most colours a constraint set uses (per block, and across blocks); constraints beyond them are
+/// solved serially.
 pub const MAX_COLOURS: usize = 64;
+
+/// Particles per block: 4096 records of 16 bytes are 64 KiB, which stays in a core's L2 cache
+/// together with the block's constraint data while its colours are solved.
+pub const BLOCK_PARTICLES: u32 = 4096;
 
 /// Constraints grouped by colour.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -60,21 +75,38 @@ impl Colouring {
 /// assert_eq!(c.colour_sizes(), vec![2, 1]);
 /// ```
 pub fn colour<const K: usize>(constraints: &[[u32; K]], free: &[bool]) -> Colouring {
-    let mut used = vec![0u64; free.len()];
-    let mut colour_of = vec![u8::MAX; constraints.len()];
+    let all: Vec<u32> = (0..constraints.len() as u32).collect();
+    colour_subset(&all, constraints, free, &mut vec![0u64; free.len()])
+}
+
+/// Colours the constraints `subset` (indices into `constraints`, in the order given). `used` is
+/// a per-particle scratch mask, all zero on entry and left all zero on return.
+fn colour_subset<const K: usize>(
+    subset: &[u32],
+    constraints: &[[u32; K]],
+    free: &[bool],
+    used: &mut [u64],
+) -> Colouring {
+    let mut colour_of = vec![u8::MAX; subset.len()];
     let mut counts = [0usize; MAX_COLOURS];
     let mut serial = Vec::new();
-    for (i, particles) in constraints.iter().enumerate() {
+    for (j, &i) in subset.iter().enumerate() {
+        let particles = &constraints[i as usize];
         let taken = particles.iter().filter(|&&p| free[p as usize]).fold(0u64, |m, &p| m | used[p as usize]);
         let c = (!taken).trailing_zeros() as usize;
         if c >= MAX_COLOURS {
-            serial.push(i as u32);
+            serial.push(i);
             continue;
         }
-        colour_of[i] = c as u8;
+        colour_of[j] = c as u8;
         counts[c] += 1;
         for &p in particles.iter().filter(|&&p| free[p as usize]) {
             used[p as usize] |= 1 << c;
+        }
+    }
+    for &i in subset {
+        for &p in &constraints[i as usize] {
+            used[p as usize] = 0;
         }
     }
     let colours = counts.iter().rposition(|&n| n > 0).map_or(0, |c| c + 1);
@@ -87,16 +119,36 @@ pub fn colour<const K: usize>(constraints: &[[u32; K]], free: &[bool]) -> Colour
     }
     let mut next = colour_starts.clone();
     let mut order = vec![0u32; start];
-    for (i, &c) in colour_of.iter().enumerate() {
+    for (j, &c) in colour_of.iter().enumerate() {
         if c != u8::MAX {
-            order[next[c as usize]] = i as u32;
+            order[next[c as usize]] = subset[j];
             next[c as usize] += 1;
         }
     }
     Colouring { order, colour_starts, serial }
 }
 
-/// A colouring cut into SIMD batches: which constraint sits in which lane.
+/// A block of a [`BatchPlan`]: a range of particles and the colours of its interior constraints.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Block {
+    /// The particles of the block; its batches write no other particle.
+    pub particles: Range<u32>,
+    /// Batch range of each of the block's colours, in solve order.
+    pub colours: Vec<Range<usize>>,
+}
+
+impl Block {
+    /// All batches of the block.
+    pub fn batches(&self) -> Range<usize> {
+        match (self.colours.first(), self.colours.last()) {
+            (Some(a), Some(b)) => a.start..b.end,
+            _ => 0..0,
+        }
+    }
+}
+
+/// Constraints cut into SIMD batches, in solve order: the blocks (in parallel, each colour by
+/// colour), then the boundary colours (each split across threads), then the serial list.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct BatchPlan {
     /// Constraint index of each lane. Padding lanes repeat lane 0 of their batch.
@@ -106,48 +158,95 @@ pub struct BatchPlan {
     /// Per batch, which particle slots may be written: bit `slot·LANES + lane` is set when that
     /// lane is active and that particle is free. Up to 4 slots per constraint.
     pub writes: Vec<u32>,
-    /// Batch range of each colour.
+    /// Stage 1: the blocks with interior constraints, batches in order from batch 0.
+    pub blocks: Vec<Block>,
+    /// Stage 2: batch range of each boundary colour.
     pub colours: Vec<Range<usize>>,
-    /// Batches of the serial (overflow) list: solved lane by lane, in order, on one thread.
+    /// Stage 3: batches of the serial (overflow) list, solved lane by lane, in order, on one
+    /// thread.
     pub serial: Range<usize>,
 }
 
 impl BatchPlan {
-    /// Packs a colouring of `constraints` into batches; `free` as for [`colour`].
+    /// Splits `constraints` into blocks of `block_particles` particles, colours them and packs
+    /// the colours into batches; `free` as for [`colour`].
     ///
     /// # Panics
-    /// If `K > 4` (the write mask has room for four particles per constraint), or if the packing
-    /// breaks its invariant (see [`BatchPlan::assert_invariant`]), which would be a bug here.
-    pub fn pack<const K: usize>(colouring: &Colouring, constraints: &[[u32; K]], free: &[bool]) -> BatchPlan {
+    /// If `K > 4` (the write mask has room for four particles per constraint), if a particle index
+    /// is out of range for `free`, or if the packing breaks its invariant (see
+    /// [`BatchPlan::assert_invariant`]), which would be a bug here.
+    pub fn build<const K: usize>(constraints: &[[u32; K]], free: &[bool], block_particles: u32) -> BatchPlan {
         assert!(K <= 4, "write masks hold four particles per constraint");
-        let mut plan = BatchPlan::default();
-        let push_run = |plan: &mut BatchPlan, run: &[u32]| -> Range<usize> {
-            let first = plan.lanes.len();
-            for chunk in run.chunks(LANES) {
-                let mut lanes = Lanes([chunk[0]; LANES]);
-                let mut writes = 0u32;
-                for (k, &c) in chunk.iter().enumerate() {
-                    lanes.0[k] = c;
-                    for (slot, &p) in constraints[c as usize].iter().enumerate() {
-                        if free[p as usize] {
-                            writes |= 1 << (slot * LANES + k);
-                        }
-                    }
-                }
-                plan.lanes.push(lanes);
-                plan.active.push(chunk.len() as u8);
-                plan.writes.push(writes);
+        assert!(block_particles > 0);
+        let block_count = (free.len() as u32).div_ceil(block_particles) as usize;
+        // Interior constraints per block, and the boundary ones, in input order.
+        let mut interior: Vec<Vec<u32>> = vec![Vec::new(); block_count];
+        let mut boundary = Vec::new();
+        for (i, particles) in constraints.iter().enumerate() {
+            let mut blocks = particles.iter().filter(|&&p| free[p as usize]).map(|&p| p / block_particles);
+            match blocks.next() {
+                Some(first) if blocks.all(|b| b == first) => interior[first as usize].push(i as u32),
+                _ => boundary.push(i as u32),
             }
-            first..plan.lanes.len()
-        };
-        for c in 0..colouring.colour_count() {
-            let run = &colouring.order[colouring.colour_starts[c]..colouring.colour_starts[c + 1]];
-            let range = push_run(&mut plan, run);
+        }
+        let mut used = vec![0u64; free.len()];
+        let mut plan = BatchPlan::default();
+        for (k, subset) in interior.iter().enumerate() {
+            let c = colour_subset(subset, constraints, free, &mut used);
+            boundary.extend_from_slice(&c.serial);
+            if c.order.is_empty() {
+                continue;
+            }
+            let colours = (0..c.colour_count())
+                .map(|j| {
+                    plan.push_run(&c.order[c.colour_starts[j]..c.colour_starts[j + 1]], constraints, free)
+                })
+                .collect();
+            let first = k as u32 * block_particles;
+            let particles = first..(first + block_particles).min(free.len() as u32);
+            plan.blocks.push(Block { particles, colours });
+        }
+        boundary.sort_unstable();
+        let c = colour_subset(&boundary, constraints, free, &mut used);
+        for j in 0..c.colour_count() {
+            let range =
+                plan.push_run(&c.order[c.colour_starts[j]..c.colour_starts[j + 1]], constraints, free);
             plan.colours.push(range);
         }
-        plan.serial = push_run(&mut plan, &colouring.serial);
+        plan.serial = plan.push_run(&c.serial, constraints, free);
         plan.assert_invariant(constraints, free);
         plan
+    }
+
+    /// Appends the constraints `run` as batches (the last one padded); returns their range.
+    fn push_run<const K: usize>(
+        &mut self,
+        run: &[u32],
+        constraints: &[[u32; K]],
+        free: &[bool],
+    ) -> Range<usize> {
+        let first = self.lanes.len();
+        for chunk in run.chunks(LANES) {
+            let mut lanes = Lanes([chunk[0]; LANES]);
+            let mut writes = 0u32;
+            for (k, &c) in chunk.iter().enumerate() {
+                lanes.0[k] = c;
+                for (slot, &p) in constraints[c as usize].iter().enumerate() {
+                    if free[p as usize] {
+                        writes |= 1 << (slot * LANES + k);
+                    }
+                }
+            }
+            self.lanes.push(lanes);
+            self.active.push(chunk.len() as u8);
+            self.writes.push(writes);
+        }
+        first..self.lanes.len()
+    }
+
+    /// The colours in solve order: each block's, then the boundary ones (not the serial list).
+    pub fn all_colours(&self) -> impl Iterator<Item = &Range<usize>> {
+        self.blocks.iter().flat_map(|b| &b.colours).chain(&self.colours)
     }
 
     /// Number of batches, serial ones included.
@@ -166,9 +265,10 @@ impl BatchPlan {
     }
 
     /// Checks the packing invariant that the parallel kernels rely on for memory safety:
-    /// inside one colour no particle is written by two lanes; a padding lane or a pinned particle
-    /// is never written; every batch has at least one active lane; the colours and the serial list
-    /// tile the batch list.
+    /// the blocks, the boundary colours and the serial list tile the batch list in that order;
+    /// inside one colour no particle is written by two lanes; a block's batches write only
+    /// particles of the block, and blocks do not overlap; a padding lane or a pinned particle is
+    /// never written; every batch has at least one active lane.
     ///
     /// # Panics
     /// When the invariant does not hold.
@@ -176,16 +276,24 @@ impl BatchPlan {
         assert_eq!(self.lanes.len(), self.active.len());
         assert_eq!(self.lanes.len(), self.writes.len());
         let mut expected_start = 0;
-        for r in self.colours.iter().chain(std::iter::once(&self.serial)) {
-            assert_eq!(r.start, expected_start, "colours tile the batch list");
+        for r in self.all_colours().chain(std::iter::once(&self.serial)) {
+            assert_eq!(r.start, expected_start, "stages tile the batch list");
             expected_start = r.end;
         }
-        assert_eq!(expected_start, self.lanes.len(), "colours and serial list cover every batch");
+        assert_eq!(expected_start, self.lanes.len(), "stages cover every batch");
+        let mut previous_end = 0;
+        for block in &self.blocks {
+            assert!(block.particles.start >= previous_end, "blocks do not overlap");
+            assert!(block.particles.end as usize <= free.len());
+            previous_end = block.particles.end;
+        }
+        let block_of = |b: usize| self.blocks.iter().find(|k| k.batches().contains(&b));
         let mut stamp = vec![usize::MAX; free.len()];
-        for (colour, range) in self.colours.iter().enumerate() {
+        for (colour, range) in self.all_colours().enumerate() {
             for b in range.clone() {
                 let active = self.active[b] as usize;
                 assert!((1..=LANES).contains(&active), "batch {b} has {active} active lanes");
+                let block = block_of(b);
                 for k in 0..LANES {
                     for (slot, &p) in constraints[self.lanes[b].0[k] as usize].iter().enumerate() {
                         let written = self.writes[b] & (1 << (slot * LANES + k)) != 0;
@@ -200,6 +308,12 @@ impl BatchPlan {
                                 "particle {p} written twice in colour {colour}"
                             );
                             stamp[p as usize] = colour;
+                            if let Some(block) = block {
+                                assert!(
+                                    block.particles.contains(&p),
+                                    "batch {b} writes particle {p} outside its block"
+                                );
+                            }
                         }
                     }
                 }
@@ -223,6 +337,10 @@ mod tests {
         (0..n - 1).map(|i| [i, i + 1]).collect()
     }
 
+    fn one_block<const K: usize>(constraints: &[[u32; K]], free: &[bool]) -> BatchPlan {
+        BatchPlan::build(constraints, free, u32::MAX)
+    }
+
     #[test]
     fn chain_needs_two_colours() {
         let edges = chain(20);
@@ -230,13 +348,33 @@ mod tests {
         let c = colour(&edges, &free);
         assert_eq!(c.colour_count(), 2);
         assert_eq!(c.colour_sizes(), vec![10, 9]);
-        let plan = BatchPlan::pack(&c, &edges, &free);
-        assert_eq!(plan.colours, vec![0..2, 2..4]);
+        let plan = one_block(&edges, &free);
+        assert_eq!(plan.blocks.len(), 1);
+        assert_eq!(plan.blocks[0].colours, vec![0..2, 2..4]);
+        assert!(plan.colours.is_empty());
         assert_eq!(plan.active, vec![8, 2, 8, 1]);
         assert_eq!(plan.padding_lanes(), 6 + 7);
         // Padding repeats lane 0 but is never written.
         assert_eq!(plan.lanes[1].0[2], plan.lanes[1].0[0]);
         assert_eq!(plan.writes[1], 0b11 | (0b11 << 8));
+    }
+
+    #[test]
+    fn blocks_keep_their_interiors_and_share_the_boundary() {
+        // A chain of 20 in blocks of 8: edges (7,8) and (15,16) cross blocks.
+        let edges = chain(20);
+        let free = vec![true; 20];
+        let plan = BatchPlan::build(&edges, &free, 8);
+        assert_eq!(plan.blocks.len(), 3);
+        assert_eq!(plan.blocks[1].particles, 8..16);
+        assert_eq!(plan.blocks[2].particles, 16..20);
+        let boundary: Vec<u32> = plan
+            .colours
+            .iter()
+            .flat_map(|r| r.clone())
+            .flat_map(|b| plan.lanes[b].0[..plan.active[b] as usize].to_vec())
+            .collect();
+        assert_eq!(boundary, vec![7, 15]);
     }
 
     #[test]
@@ -247,8 +385,13 @@ mod tests {
         free[0] = false;
         let c = colour(&edges, &free);
         assert_eq!(c.colour_count(), 1);
-        let plan = BatchPlan::pack(&c, &edges, &free);
+        let plan = one_block(&edges, &free);
         assert!(plan.writes.iter().all(|w| w & 0xff == 0), "pin slot never written");
+        // In blocks of 10 the pin sits in block 0, but a constraint is interior to the block of
+        // its free particle: the pin is only read.
+        let plan = BatchPlan::build(&edges, &free, 10);
+        assert!(plan.colours.is_empty(), "no boundary constraints");
+        assert_eq!(plan.blocks.len(), 3);
     }
 
     #[test]
@@ -259,8 +402,10 @@ mod tests {
         let c = colour(&edges, &free);
         assert_eq!(c.colour_count(), MAX_COLOURS);
         assert_eq!(c.serial.len(), 10);
-        let plan = BatchPlan::pack(&c, &edges, &free);
-        assert_eq!(plan.serial, MAX_COLOURS..MAX_COLOURS + 2);
+        let plan = one_block(&edges, &free);
+        assert_eq!(plan.blocks[0].colours.len(), MAX_COLOURS);
+        assert_eq!(plan.colours.len(), 10, "block overflow is coloured again as boundary");
+        assert!(plan.serial.is_empty());
     }
 
     #[test]
@@ -268,6 +413,7 @@ mod tests {
         let edges = chain(100);
         let free = vec![true; 100];
         assert_eq!(colour(&edges, &free), colour(&edges, &free));
+        assert_eq!(BatchPlan::build(&edges, &free, 16), BatchPlan::build(&edges, &free, 16));
     }
 
     #[test]
@@ -275,7 +421,22 @@ mod tests {
     fn invariant_catches_shared_particle() {
         let edges = [[0u32, 1], [1, 2]];
         let free = [true; 3];
-        let bad = Colouring { order: vec![0, 1], colour_starts: vec![0, 2], serial: vec![] };
-        BatchPlan::pack(&bad, &edges, &free);
+        let mut plan = BatchPlan::default();
+        let run = plan.push_run(&[0, 1], &edges, &free);
+        plan.colours.push(run);
+        plan.serial = 1..1;
+        plan.assert_invariant(&edges, &free);
+    }
+
+    #[test]
+    #[should_panic(expected = "outside its block")]
+    fn invariant_catches_a_block_writing_outside() {
+        let edges = [[0u32, 5]];
+        let free = [true; 6];
+        let mut plan = BatchPlan::default();
+        let run = plan.push_run(&[0], &edges, &free);
+        plan.blocks.push(Block { particles: 0..3, colours: vec![run] });
+        plan.serial = 1..1;
+        plan.assert_invariant(&edges, &free);
     }
 }

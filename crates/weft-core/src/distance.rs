@@ -6,7 +6,7 @@
 
 use std::ops::Range;
 
-use crate::colouring::{BatchPlan, Colouring, colour};
+use crate::colouring::{BLOCK_PARTICLES, BatchPlan};
 use crate::lanes::{LANES, Lanes};
 use crate::units::Compliance;
 
@@ -72,10 +72,7 @@ pub struct DistanceLanes<'a> {
     rest: &'a [Lanes<f32>],
     compliance: &'a [Lanes<f32>],
     damping: &'a [Lanes<f32>],
-    active: &'a [u8],
-    writes: &'a [u32],
-    colours: &'a [Range<usize>],
-    serial: Range<usize>,
+    plan: &'a BatchPlan,
     particle_count: usize,
 }
 
@@ -105,25 +102,10 @@ impl<'a> DistanceLanes<'a> {
     pub fn damping(&self) -> &'a [Lanes<f32>] {
         self.damping
     }
-    /// Active lanes per batch.
+    /// The batch plan: stages, colours, active lanes and write masks.
     #[inline]
-    pub fn active(&self) -> &'a [u8] {
-        self.active
-    }
-    /// Write masks per batch (bit `slot·LANES + lane`; slot 0 = `a`, 1 = `b`).
-    #[inline]
-    pub fn writes(&self) -> &'a [u32] {
-        self.writes
-    }
-    /// Batch range of each colour.
-    #[inline]
-    pub fn colours(&self) -> &'a [Range<usize>] {
-        self.colours
-    }
-    /// Batches solved serially, lane by lane, after the colours.
-    #[inline]
-    pub fn serial(&self) -> Range<usize> {
-        self.serial.clone()
+    pub fn plan(&self) -> &'a BatchPlan {
+        self.plan
     }
     /// Every particle index in these lanes is below this count.
     #[inline]
@@ -133,7 +115,7 @@ impl<'a> DistanceLanes<'a> {
     /// Number of batches.
     #[inline]
     pub fn batch_count(&self) -> usize {
-        self.active.len()
+        self.plan.len()
     }
 }
 
@@ -144,8 +126,7 @@ impl DistanceBatches {
     /// move); indices must be valid for `free`. All `λ` start at 0.
     pub fn new(constraints: &[DistanceConstraint], free: &[bool]) -> Self {
         let pairs: Vec<[u32; 2]> = constraints.iter().map(|c| c.particles).collect();
-        let colouring: Colouring = colour(&pairs, free);
-        let plan = BatchPlan::pack(&colouring, &pairs, free);
+        let plan = BatchPlan::build(&pairs, free, BLOCK_PARTICLES);
         let lane = |f: &dyn Fn(&DistanceConstraint) -> f32| -> Vec<Lanes<f32>> {
             plan.lanes.iter().map(|l| Lanes(l.0.map(|c| f(&constraints[c as usize])))).collect()
         };
@@ -191,10 +172,7 @@ impl DistanceBatches {
             rest: &self.rest,
             compliance: &self.compliance,
             damping: &self.damping,
-            active: &self.plan.active,
-            writes: &self.plan.writes,
-            colours: &self.plan.colours,
-            serial: self.plan.serial.clone(),
+            plan: &self.plan,
             particle_count: self.particle_count,
         }
     }
@@ -207,10 +185,7 @@ impl DistanceBatches {
             rest: &self.rest,
             compliance: &self.compliance,
             damping: &self.damping,
-            active: &self.plan.active,
-            writes: &self.plan.writes,
-            colours: &self.plan.colours,
-            serial: self.plan.serial.clone(),
+            plan: &self.plan,
             particle_count: self.particle_count,
         };
         (lanes, &mut self.lambda)
@@ -248,19 +223,34 @@ impl DistanceBatches {
         })
     }
 
-    /// Colour count (the serial list not included).
-    pub fn colour_count(&self) -> usize {
-        self.plan.colours.len()
+    /// Constraints in the batch range `r`.
+    fn count(&self, r: Range<usize>) -> usize {
+        r.map(|b| self.plan.active[b] as usize).sum()
     }
 
-    /// Constraints in each colour.
-    pub fn colour_sizes(&self) -> Vec<usize> {
-        self.plan.colours.iter().map(|r| r.clone().map(|b| self.plan.active[b] as usize).sum()).collect()
+    /// Blocks with interior constraints (solved in parallel, each on one thread).
+    pub fn block_count(&self) -> usize {
+        self.plan.blocks.len()
+    }
+
+    /// Constraints interior to a block.
+    pub fn interior_len(&self) -> usize {
+        self.plan.blocks.iter().map(|b| self.count(b.batches())).sum()
+    }
+
+    /// The most colours any block needs.
+    pub fn block_colours(&self) -> usize {
+        self.plan.blocks.iter().map(|b| b.colours.len()).max().unwrap_or(0)
+    }
+
+    /// Constraints in each boundary colour (those crossing blocks).
+    pub fn boundary_colour_sizes(&self) -> Vec<usize> {
+        self.plan.colours.iter().map(|r| self.count(r.clone())).collect()
     }
 
     /// Constraints solved serially (the overflow of the colouring).
     pub fn serial_len(&self) -> usize {
-        self.plan.serial.clone().map(|b| self.plan.active[b] as usize).sum()
+        self.count(self.plan.serial.clone())
     }
 
     /// Fraction of SIMD lanes holding a real constraint, in `[0, 1]`.
@@ -292,7 +282,8 @@ mod tests {
         let free = vec![true; 11];
         let d = DistanceBatches::new(&cons, &free);
         assert_eq!(d.len(), 10);
-        assert_eq!(d.colour_sizes(), vec![5, 5]);
+        assert_eq!((d.block_count(), d.block_colours(), d.interior_len()), (1, 2, 10));
+        assert!(d.boundary_colour_sizes().is_empty());
         assert!(!d.is_damped());
         let order: Vec<_> = d.solve_order().map(|(c, _)| c.particles[0]).collect();
         assert_eq!(order, vec![0, 2, 4, 6, 8, 1, 3, 5, 7, 9]);

@@ -188,7 +188,7 @@ pub enum Rule {
         name: String,
     },
     /// A request beyond a resource limit.
-    #[error("{what}: {requested} is more than the limit of {limit} ({hint})")]
+    #[error("{requested} {what}: more than the limit of {limit} ({hint})")]
     TooLarge {
         /// What is counted.
         what: &'static str,
@@ -244,6 +244,12 @@ fn number(value: f64) -> String {
     } else {
         format!("{value:?}")
     }
+}
+
+/// An `f32` widened to the `f64` nearest its shortest decimal form, so that a message shows
+/// `-0.2` and not `-0.20000000298023224`.
+pub(crate) fn widen(value: f32) -> f64 {
+    format!("{value:?}").parse().unwrap_or(value as f64)
 }
 
 /// [`number`] for an `f32`.

@@ -134,7 +134,7 @@ impl GridDesc {
                 return Err(("size", Rule::NotFinite { value: s.to_string() }));
             }
             if s <= 0.0 {
-                return Err(("size", Rule::NotPositive { value: s as f64 }));
+                return Err(("size", Rule::NotPositive { value: crate::error::widen(s) }));
             }
         }
         if let Some(o) = self.origin.iter().find(|o| !o.is_finite()) {

@@ -30,8 +30,14 @@ pub struct BuildReport {
     pub shear: usize,
     /// Distance constraints left out because both particles are pinned (they can never move).
     pub dropped_pinned: usize,
-    /// Distance constraints in each colour.
-    pub distance_colours: Vec<usize>,
+    /// Blocks of particles whose interior distance constraints are solved in parallel.
+    pub distance_blocks: usize,
+    /// The most colours a block needs.
+    pub distance_block_colours: usize,
+    /// Distance constraints interior to a block.
+    pub distance_interior: usize,
+    /// Distance constraints in each boundary colour (crossing blocks).
+    pub distance_boundary_colours: Vec<usize>,
     /// Distance constraints solved serially (overflow of the colouring).
     pub distance_serial: usize,
     /// SIMD batches of distance constraints.

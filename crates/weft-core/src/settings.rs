@@ -2,6 +2,9 @@
 
 use crate::error::{BuildError, Location, Rule};
 
+/// Most frames one bake may have: `frames + 1` samples must fit a PC2 header's `i32`.
+pub const MAX_FRAMES: u32 = i32::MAX as u32 - 1;
+
 /// Scene-wide simulation settings, in SI units.
 #[derive(Debug, Clone, PartialEq)]
 pub struct SimSettings {
@@ -47,6 +50,17 @@ impl SimSettings {
         if self.frames == 0 {
             return err("frames", Rule::Zero);
         }
+        if self.frames > MAX_FRAMES {
+            return err(
+                "frames",
+                Rule::TooLarge {
+                    what: "frames",
+                    requested: self.frames as u64,
+                    limit: MAX_FRAMES as u64,
+                    hint: "a PC2 cache counts its samples in an i32",
+                },
+            );
+        }
         if self.substeps == 0 {
             return err("substeps", Rule::Zero);
         }
@@ -60,7 +74,10 @@ impl SimSettings {
             return err("velocity_damping", Rule::NotFinite { value: self.velocity_damping.to_string() });
         }
         if self.velocity_damping < 0.0 {
-            return err("velocity_damping", Rule::Negative { value: self.velocity_damping as f64 });
+            return err(
+                "velocity_damping",
+                Rule::Negative { value: crate::error::widen(self.velocity_damping) },
+            );
         }
         let h = self.time_step();
         if !(h.h > 0.0 && h.h.is_finite() && h.inv_h2.is_finite() && h.inv_h2 > 0.0) {

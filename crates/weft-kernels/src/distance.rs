@@ -26,14 +26,12 @@ use weft_core::settings::TimeStep;
 use wide::f32x8;
 
 use crate::KernelPath;
-use crate::lane::{Real, SIMD_WIDTH, V3, X2, dot3, sub3};
+use crate::lane::{Real, SIMD_WIDTH, V3, dot3, sub3};
 use crate::records::BatchGroup;
 use crate::records::{Record, gather_pairs};
-use crate::shared::SharedRecords;
-
-/// Batches per parallel task: a fixed number, so the split depends on the scene, never on the
-/// thread count. A colour of at most this many batches runs on the calling thread.
-pub const CHUNK_BATCHES: usize = 64;
+use crate::schedule::{Access, BatchKernel, CHUNK_BATCHES, solve_plan};
+use crate::shared::SharedSlice;
+use crate::team::{self, Team};
 
 /// Constraint damping inputs of one projection.
 #[derive(Clone, Copy, Debug)]
@@ -127,125 +125,85 @@ fn xyz<R: Copy>(r: [R; 4]) -> V3<R> {
     [r[0], r[1], r[2]]
 }
 
-/// Read and write access to particle records for one batch.
-pub(crate) trait Access {
-    fn load(&self, i: u32) -> Record;
-    fn store(&mut self, i: u32, r: Record);
+/// The distance kernel with what it needs besides the records and `λ`: the lanes, the previous
+/// positions (for damping) and the time step. `DAMPED` selects the variant with constraint
+/// damping (its extra gather of previous positions is skipped when no constraint is damped).
+struct DistanceKernel<'a, const DAMPED: bool> {
+    lanes: &'a DistanceLanes<'a>,
+    prev: &'a [Record],
+    step: &'a TimeStep,
 }
 
-impl Access for &mut [Record] {
+impl<const DAMPED: bool> BatchKernel for DistanceKernel<'_, DAMPED> {
     #[inline(always)]
-    fn load(&self, i: u32) -> Record {
-        self[i as usize]
-    }
-    #[inline(always)]
-    fn store(&mut self, i: u32, r: Record) {
-        self[i as usize] = r;
-    }
-}
-
-/// Access to shared records by one of the threads solving a colour.
-struct ColourAccess<'a>(SharedRecords<'a>);
-
-impl Access for ColourAccess<'_> {
-    #[inline(always)]
-    fn load(&self, i: u32) -> Record {
-        // SAFETY: a `ColourAccess` only exists inside `solve_colour`, for the batches of one
-        // colour, and is only given indices from those batches' lanes. Every such index is below
-        // `particle_count`, which `solve` asserted equals the record count. The batch plan
-        // (checked at build) guarantees that in one colour a record is written by at most one
-        // lane and read by no other lane, so no other thread writes record `i` now.
-        unsafe { self.0.load(i) }
-    }
-    #[inline(always)]
-    fn store(&mut self, i: u32, r: Record) {
-        // SAFETY: as in `load`: `i` is in bounds, and only the lane owning particle `i` in this
-        // colour writes it, and no other lane of the colour reads it.
-        unsafe { self.0.store(i, r) }
-    }
-}
-
-/// Projects the batches `b..b + G::BATCHES` (one colour) with SIMD lanes. Returns the degenerate
-/// active lanes.
-#[inline(always)]
-pub(crate) fn solve_batches_simd<G: BatchGroup, const DAMPED: bool>(
-    lanes: &DistanceLanes<'_>,
-    b: usize,
-    lambda: &mut [Lanes<f32>],
-    access: &mut impl Access,
-    prev: &[Record],
-    step: &TimeStep,
-) -> u32 {
-    let batches = b..b + G::BATCHES;
-    let (ia, ib) = (&lanes.a()[batches.clone()], &lanes.b()[batches.clone()]);
-    let ([xa, ya, za, wa], [xb, yb, zb, wb]) = G::gather(|i| access.load(i), ia, ib);
-    let compliance = G::load(&lanes.compliance()[batches.clone()]);
-    let alpha_tilde = compliance * G::splat(step.inv_h2);
-    let damping = DAMPED.then(|| {
-        let (pa, pb) = G::gather(|i| prev[i as usize], ia, ib);
-        let beta = G::load(&lanes.damping()[batches.clone()]);
-        Damping {
-            gamma: compliance * beta * G::splat(step.inv_h),
-            dxa: sub3([xa, ya, za], xyz(pa)),
-            dxb: sub3([xb, yb, zb], xyz(pb)),
-        }
-    });
-    let lam = G::load(lambda);
-    let rest = G::load(&lanes.rest()[batches.clone()]);
-    let d = distance_delta([xa, ya, za], [xb, yb, zb], wa, wb, rest, alpha_tilde, lam, damping);
-    (lam + d.dlambda).store(lambda);
-    let (na, nb) = corrected([xa, ya, za], [xb, yb, zb], wa, wb, &d);
-    let writes = &lanes.writes()[batches.clone()];
-    G::scatter(
-        |i, r| access.store(i, r),
-        ia,
-        ib,
-        writes,
-        [na[0], na[1], na[2], wa],
-        [nb[0], nb[1], nb[2], wb],
-    );
-    G::degenerate(d.valid, &lanes.active()[batches])
-}
-
-/// Projects the active lanes of batch `b` one after another with the scalar instantiation.
-/// Returns the degenerate lanes.
-#[inline(always)]
-pub(crate) fn solve_batch_scalar<const DAMPED: bool>(
-    lanes: &DistanceLanes<'_>,
-    b: usize,
-    lambda: &mut Lanes<f32>,
-    access: &mut impl Access,
-    prev: &[Record],
-    step: &TimeStep,
-) -> u32 {
-    let mut degenerate = 0;
-    for k in 0..lanes.active()[b] as usize {
-        let (ia, ib) = (lanes.a()[b].0[k], lanes.b()[b].0[k]);
-        let (ra, rb) = (access.load(ia), access.load(ib));
-        let (xa, xb, wa, wb) = (xyz(ra), xyz(rb), ra[3], rb[3]);
-        let compliance = lanes.compliance()[b].0[k];
-        let alpha_tilde = compliance * step.inv_h2;
-        let damping = DAMPED.then(|| Damping {
-            gamma: compliance * lanes.damping()[b].0[k] * step.inv_h,
-            dxa: sub3(xa, xyz(prev[ia as usize])),
-            dxb: sub3(xb, xyz(prev[ib as usize])),
+    fn simd<G: BatchGroup>(&self, b: usize, lambda: &mut [Lanes<f32>], access: &mut impl Access) -> u32 {
+        let (lanes, step) = (self.lanes, self.step);
+        let batches = b..b + G::BATCHES;
+        let (ia, ib) = (&lanes.a()[batches.clone()], &lanes.b()[batches.clone()]);
+        let ([xa, ya, za, wa], [xb, yb, zb, wb]) = G::gather(|i| access.load(i), ia, ib);
+        let compliance = G::load(&lanes.compliance()[batches.clone()]);
+        let alpha_tilde = compliance * G::splat(step.inv_h2);
+        let damping = DAMPED.then(|| {
+            let (pa, pb) = G::gather(|i| self.prev[i as usize], ia, ib);
+            let beta = G::load(&lanes.damping()[batches.clone()]);
+            Damping {
+                gamma: compliance * beta * G::splat(step.inv_h),
+                dxa: sub3([xa, ya, za], xyz(pa)),
+                dxb: sub3([xb, yb, zb], xyz(pb)),
+            }
         });
-        let d = distance_delta(xa, xb, wa, wb, lanes.rest()[b].0[k], alpha_tilde, lambda.0[k], damping);
-        lambda.0[k] += d.dlambda;
-        let (na, nb) = corrected(xa, xb, wa, wb, &d);
-        if lanes.writes()[b] & (1 << k) != 0 {
-            access.store(ia, [na[0], na[1], na[2], wa]);
-        }
-        if lanes.writes()[b] & (1 << (SIMD_WIDTH + k)) != 0 {
-            access.store(ib, [nb[0], nb[1], nb[2], wb]);
-        }
-        degenerate += u32::from(!d.valid);
+        let lam = G::load(lambda);
+        let rest = G::load(&lanes.rest()[batches.clone()]);
+        let d = distance_delta([xa, ya, za], [xb, yb, zb], wa, wb, rest, alpha_tilde, lam, damping);
+        (lam + d.dlambda).store(lambda);
+        let (na, nb) = corrected([xa, ya, za], [xb, yb, zb], wa, wb, &d);
+        let plan = lanes.plan();
+        let out_a = [na[0], na[1], na[2], wa];
+        let out_b = [nb[0], nb[1], nb[2], wb];
+        G::scatter(|i, r| access.store(i, r), ia, ib, &plan.writes[batches.clone()], out_a, out_b);
+        G::degenerate(d.valid, &plan.active[batches])
     }
-    degenerate
+
+    #[inline(always)]
+    fn scalar(&self, b: usize, lambda: &mut Lanes<f32>, access: &mut impl Access) -> u32 {
+        let (lanes, step) = (self.lanes, self.step);
+        let writes = lanes.plan().writes[b];
+        let mut degenerate = 0;
+        for k in 0..lanes.plan().active[b] as usize {
+            let (ia, ib) = (lanes.a()[b].0[k], lanes.b()[b].0[k]);
+            let (ra, rb) = (access.load(ia), access.load(ib));
+            let (xa, xb, wa, wb) = (xyz(ra), xyz(rb), ra[3], rb[3]);
+            let compliance = lanes.compliance()[b].0[k];
+            let alpha_tilde = compliance * step.inv_h2;
+            let damping = DAMPED.then(|| Damping {
+                gamma: compliance * lanes.damping()[b].0[k] * step.inv_h,
+                dxa: sub3(xa, xyz(self.prev[ia as usize])),
+                dxb: sub3(xb, xyz(self.prev[ib as usize])),
+            });
+            let rest = lanes.rest()[b].0[k];
+            let d = distance_delta(xa, xb, wa, wb, rest, alpha_tilde, lambda.0[k], damping);
+            lambda.0[k] += d.dlambda;
+            let (na, nb) = corrected(xa, xb, wa, wb, &d);
+            if writes & (1 << k) != 0 {
+                access.store(ia, [na[0], na[1], na[2], wa]);
+            }
+            if writes & (1 << (SIMD_WIDTH + k)) != 0 {
+                access.store(ib, [nb[0], nb[1], nb[2], wb]);
+            }
+            degenerate += u32::from(!d.valid);
+        }
+        degenerate
+    }
 }
 
-/// One solver iteration over all distance constraints: every colour in order (its batches in
-/// parallel chunks of [`CHUNK_BATCHES`]), then the serial list. Returns the degenerate lanes.
+/// One solver iteration over all distance constraints, as [`crate::schedule`] orders it (blocks,
+/// boundary colours, serial list), on the current rayon pool. Returns the degenerate projections.
+///
+/// A time step runs its iterations inside one team (see [`crate::step`]); this stand-alone sweep
+/// wakes the pool for itself, and is what the benches time.
+///
+/// # Panics
+/// If `positions` or `prev` do not hold exactly the lanes' particle count.
 pub fn solve(
     lanes: &DistanceLanes<'_>,
     lambda: &mut [Lanes<f32>],
@@ -255,83 +213,29 @@ pub fn solve(
     path: KernelPath,
 ) -> u64 {
     assert_eq!(positions.len(), lanes.particle_count(), "positions belong to another model");
+    let (lambdas, records) = (SharedSlice::new(lambda), SharedSlice::new(positions));
+    team::run(|team| solve_phases(team, lanes, lambdas, records, prev, step, path)).iter().sum()
+}
+
+/// [`solve`] as phases of a team that every thread calls; returns this thread's count.
+///
+/// The caller guarantees that `records` holds the lanes' particles and `lambdas` their
+/// multipliers, and that no other code touches either during the call.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn solve_phases(
+    team: &Team<'_>,
+    lanes: &DistanceLanes<'_>,
+    lambdas: SharedSlice<'_, Lanes<f32>>,
+    records: SharedSlice<'_, Record>,
+    prev: &[Record],
+    step: &TimeStep,
+    path: KernelPath,
+) -> u64 {
     assert_eq!(prev.len(), lanes.particle_count(), "previous positions belong to another model");
-    let damped = !lanes.damping().is_empty();
-    match (path, damped) {
-        (KernelPath::Simd, false) => solve_colours::<false, true>(lanes, lambda, positions, prev, step),
-        (KernelPath::Simd, true) => solve_colours::<true, true>(lanes, lambda, positions, prev, step),
-        (KernelPath::Scalar, false) => solve_colours::<false, false>(lanes, lambda, positions, prev, step),
-        (KernelPath::Scalar, true) => solve_colours::<true, false>(lanes, lambda, positions, prev, step),
-    }
-}
-
-fn solve_colours<const DAMPED: bool, const SIMD: bool>(
-    lanes: &DistanceLanes<'_>,
-    lambda: &mut [Lanes<f32>],
-    positions: &mut [Record],
-    prev: &[Record],
-    step: &TimeStep,
-) -> u64 {
-    let mut degenerate = 0;
-    let (coloured, serial) = lambda.split_at_mut(lanes.serial().start);
-    let mut rest = coloured;
-    for colour in lanes.colours() {
-        let (this, next) = rest.split_at_mut(colour.len());
-        rest = next;
-        degenerate += solve_colour::<DAMPED, SIMD>(lanes, colour.start, this, positions, prev, step);
-    }
-    let mut access = &mut *positions;
-    for (i, lam) in serial.iter_mut().enumerate() {
-        let b = lanes.serial().start + i;
-        degenerate += solve_batch_scalar::<DAMPED>(lanes, b, lam, &mut access, prev, step) as u64;
-    }
-    degenerate
-}
-
-/// Solves the batches `first..first + lambda.len()` of one colour.
-fn solve_colour<const DAMPED: bool, const SIMD: bool>(
-    lanes: &DistanceLanes<'_>,
-    first: usize,
-    lambda: &mut [Lanes<f32>],
-    positions: &mut [Record],
-    prev: &[Record],
-    step: &TimeStep,
-) -> u64 {
-    let shared = SharedRecords::new(positions);
-    let run = |start: usize, chunk: &mut [Lanes<f32>]| -> u64 {
-        let mut access = ColourAccess(shared);
-        let mut degenerate = 0u64;
-        let mut i = 0;
-        if SIMD {
-            // Two batches in flight hide the latency of √ and ÷; an odd last batch goes alone.
-            while i + 2 <= chunk.len() {
-                let lam = &mut chunk[i..i + 2];
-                degenerate +=
-                    solve_batches_simd::<X2, DAMPED>(lanes, start + i, lam, &mut access, prev, step) as u64;
-                i += 2;
-            }
-            if i < chunk.len() {
-                let lam = &mut chunk[i..i + 1];
-                degenerate +=
-                    solve_batches_simd::<f32x8, DAMPED>(lanes, start + i, lam, &mut access, prev, step)
-                        as u64;
-            }
-        } else {
-            for (j, lam) in chunk.iter_mut().enumerate() {
-                degenerate +=
-                    solve_batch_scalar::<DAMPED>(lanes, start + j, lam, &mut access, prev, step) as u64;
-            }
-        }
-        degenerate
-    };
-    if lambda.len() <= CHUNK_BATCHES {
-        run(first, lambda)
+    if lanes.damping().is_empty() {
+        solve_plan(team, &DistanceKernel::<false> { lanes, prev, step }, lanes.plan(), lambdas, records, path)
     } else {
-        lambda
-            .par_chunks_mut(CHUNK_BATCHES)
-            .enumerate()
-            .map(|(c, chunk)| run(first + c * CHUNK_BATCHES, chunk))
-            .sum()
+        solve_plan(team, &DistanceKernel::<true> { lanes, prev, step }, lanes.plan(), lambdas, records, path)
     }
 }
 
@@ -348,7 +252,7 @@ pub fn residual(lanes: &DistanceLanes<'_>, positions: &[Record]) -> crate::stats
                 let p = gather_pairs(|i| positions[i as usize], &lanes.a()[b].0, &lanes.b()[b].0);
                 let d = sub3(xyz(p.b), xyz(p.a));
                 let c = (dot3(d, d).sqrt() - f32x8::new(lanes.rest()[b].0)).abs().to_array();
-                for &v in &c[..lanes.active()[b] as usize] {
+                for &v in &c[..lanes.plan().active[b] as usize] {
                     r.add(v);
                 }
             }

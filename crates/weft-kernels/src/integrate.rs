@@ -1,13 +1,51 @@
 //! The particle passes of a time step: prediction before the constraints, velocity rebuild and
 //! damping after them.
 
-use rayon::prelude::*;
 use weft_core::settings::TimeStep;
 
 use crate::records::Record;
+use crate::shared::SharedSlice;
+use crate::team::Team;
 
-/// Particles per parallel task in the particle passes (fixed, so independent of the pool).
+/// Particles per work item of the particle passes (fixed, so independent of the pool).
 pub const PARTICLE_CHUNK: usize = 4096;
+
+/// The particle arrays of a step, shared by its team.
+#[derive(Clone, Copy)]
+pub(crate) struct ParticleArrays<'a> {
+    /// `[x, y, z, w]` records.
+    pub(crate) positions: SharedSlice<'a, Record>,
+    /// `[x, y, z, 0]` at the start of the step.
+    pub(crate) prev: SharedSlice<'a, Record>,
+    /// `[x, y, z, 0]` in m/s.
+    pub(crate) velocities: SharedSlice<'a, Record>,
+    /// Number of particles (the length of each array).
+    pub(crate) len: usize,
+}
+
+impl ParticleArrays<'_> {
+    /// One team phase over the particles, in chunks of [`PARTICLE_CHUNK`]: `f(positions, prev,
+    /// velocities)` for each chunk.
+    fn for_each_chunk(
+        &self,
+        team: &Team<'_>,
+        mut f: impl FnMut(&mut [Record], &mut [Record], &mut [Record]),
+    ) {
+        team.for_each(self.len.div_ceil(PARTICLE_CHUNK), |c| {
+            let range = c * PARTICLE_CHUNK..((c + 1) * PARTICLE_CHUNK).min(self.len);
+            // SAFETY: each chunk index is claimed by one thread per phase, chunks are disjoint,
+            // and during a particle phase no other code touches the three arrays.
+            let (x, xp, v) = unsafe {
+                (
+                    self.positions.range_mut(range.clone()),
+                    self.prev.range_mut(range.clone()),
+                    self.velocities.range_mut(range),
+                )
+            };
+            f(x, xp, v);
+        });
+    }
+}
 
 /// Prediction: for every free particle (`w > 0`), `v += h·g`, `x_prev = x`, `x += h·v`; a pinned
 /// particle only sets `x_prev = x`. `g` in m/s², positions in m, velocities in m/s.
@@ -18,37 +56,38 @@ pub fn predict(
     gravity: [f32; 3],
     step: &TimeStep,
 ) {
-    let h = step.h;
-    positions
-        .par_chunks_mut(PARTICLE_CHUNK)
-        .zip(prev.par_chunks_mut(PARTICLE_CHUNK))
-        .zip(velocities.par_chunks_mut(PARTICLE_CHUNK))
-        .for_each(|((x, xp), v)| {
-            for ((x, xp), v) in x.iter_mut().zip(xp).zip(v) {
-                *xp = [x[0], x[1], x[2], 0.0];
-                if x[3] > 0.0 {
-                    for i in 0..3 {
-                        v[i] += h * gravity[i];
-                        x[i] += h * v[i];
-                    }
-                }
+    for ((x, xp), v) in positions.iter_mut().zip(prev).zip(velocities) {
+        *xp = [x[0], x[1], x[2], 0.0];
+        if x[3] > 0.0 {
+            for i in 0..3 {
+                v[i] += step.h * gravity[i];
+                x[i] += step.h * v[i];
             }
-        });
+        }
+    }
 }
 
 /// Velocity rebuild and global damping: `v = ((x − x_prev)/h)·exp(−rate·h)` for every particle.
 pub fn update_velocities(positions: &[Record], prev: &[Record], velocities: &mut [Record], step: &TimeStep) {
     let (h, scale) = (step.h, step.velocity_scale);
-    velocities
-        .par_chunks_mut(PARTICLE_CHUNK)
-        .zip(positions.par_chunks(PARTICLE_CHUNK))
-        .zip(prev.par_chunks(PARTICLE_CHUNK))
-        .for_each(|((v, x), xp)| {
-            for ((v, x), xp) in v.iter_mut().zip(x).zip(xp) {
-                *v =
-                    [(x[0] - xp[0]) / h * scale, (x[1] - xp[1]) / h * scale, (x[2] - xp[2]) / h * scale, 0.0];
-            }
-        });
+    for ((v, x), xp) in velocities.iter_mut().zip(positions).zip(prev) {
+        *v = [(x[0] - xp[0]) / h * scale, (x[1] - xp[1]) / h * scale, (x[2] - xp[2]) / h * scale, 0.0];
+    }
+}
+
+/// [`predict`] as a team phase.
+pub(crate) fn predict_phase(
+    team: &Team<'_>,
+    arrays: &ParticleArrays<'_>,
+    gravity: [f32; 3],
+    step: &TimeStep,
+) {
+    arrays.for_each_chunk(team, |x, xp, v| predict(x, xp, v, gravity, step));
+}
+
+/// [`update_velocities`] as a team phase.
+pub(crate) fn velocity_phase(team: &Team<'_>, arrays: &ParticleArrays<'_>, step: &TimeStep) {
+    arrays.for_each_chunk(team, |x, xp, v| update_velocities(x, xp, v, step));
 }
 
 #[cfg(test)]

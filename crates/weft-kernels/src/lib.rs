@@ -8,21 +8,28 @@
 //! * [`records`]: particle records in and out of lanes (gather + transpose, transpose + scatter).
 //! * [`distance`]: the distance constraint (stretch, shear).
 //! * [`integrate`]: prediction and velocity rebuild.
-//! * [`step`]: the time step of DESIGN §2.
-//! * `shared`: the crate's only `unsafe`: particle records written by several threads at disjoint
-//!   indices, sound because of the colouring invariant checked in `weft-core`.
+//! * [`schedule`]: runs a batch plan: blocks in parallel, boundary colours in fixed chunks, the
+//!   serial list; the split depends on the scene, so results are bit-identical for any thread
+//!   count.
+//! * [`step`]: the time step of DESIGN §2, run by one [`team`] of the pool's threads.
+//! * [`team`]: the pool's threads running a step phase by phase, woken once per step.
+//! * `shared`: [`SharedSlice`](shared), a slice several threads reach at disjoint places: the
+//!   crate's only `unsafe` definitions. Its uses (in `schedule`, `integrate` and `step`) each state
+//!   the invariant they rely on: the plan invariant checked in `weft-core`, or disjoint chunks
+//!   claimed once per team phase.
 //!
-//! Work is split in fixed-size chunks of batches ([`distance::CHUNK_BATCHES`]), so results are
-//! bit-identical for any thread count. No kernel uses fused multiply-add, so the SIMD path, the
+//!  No kernel uses fused multiply-add, so the SIMD path, the
 //! scalar path and builds for different SIMD levels all give the same bits.
 
 pub mod distance;
 pub mod integrate;
 pub mod lane;
 pub mod records;
+pub mod schedule;
 mod shared;
 pub mod stats;
 pub mod step;
+pub mod team;
 
 pub use lane::SIMD_WIDTH;
 pub use stats::{Residual, StepStats};

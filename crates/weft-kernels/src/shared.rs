@@ -1,59 +1,91 @@
-//! The one place with `unsafe` in weft: particle records shared by the threads that solve one
-//! colour.
+//! The one place with `unsafe` in weft: data shared by the threads that solve one stage of a
+//! batch plan.
 //!
-//! Inside one colour, the batch plan guarantees (and checks when it is built, see
-//! `weft_core::colouring::BatchPlan::assert_invariant`) that every particle is written by at most
-//! one lane, that pinned particles and padding lanes are never written, and therefore that a
-//! record written by one lane is read by no other lane. Threads given disjoint batch ranges of one
-//! colour therefore touch disjoint records, except for records nobody writes (pinned particles),
-//! which many may read. [`SharedRecords`] lets them do that through a raw pointer. Indices are
-//! checked once per solve (every index of a `DistanceLanes` is below its `particle_count`, which
-//! the solver asserts equals the record count), not on every access.
+//! Inside one stage of a plan (see `crate::schedule`), the plan guarantees (and checks when it is
+//! built, see `weft_core::colouring::BatchPlan::assert_invariant`) that work items touch disjoint
+//! particle records, except for records nobody writes (pinned particles), which many may read;
+//! and every work item owns a distinct range of multipliers `λ`, claimed exactly once. Threads
+//! therefore never race on an element. [`SharedSlice`] lets them reach the elements through a raw
+//! pointer; every use states which of these facts makes it sound. Indices are checked once per
+//! solve (every index of a constraint set is below its `particle_count`, which the solver asserts
+//! equals the record count), not on every access.
 
 use std::marker::PhantomData;
+use std::ops::Range;
 
-use crate::records::Record;
-
-/// A `&mut [Record]` that several threads may read and write at disjoint indices. Copies share
-/// the same borrow (a copy keeps the pointer in a register in the hot loop).
-#[derive(Clone, Copy)]
-pub(crate) struct SharedRecords<'a> {
-    ptr: *mut Record,
+/// A `&mut [T]` that several threads may read and write at disjoint places. Copies share the same
+/// borrow (a copy keeps the pointer in a register in the hot loop).
+pub(crate) struct SharedSlice<'a, T> {
+    ptr: *mut T,
     len: usize,
-    _borrow: PhantomData<&'a mut [Record]>,
+    _borrow: PhantomData<&'a mut [T]>,
 }
 
-// SAFETY: `SharedRecords` is a mutable borrow split across threads; `Record` is plain `f32` data.
-// Data-race freedom is the contract of `load` and `store` (unsafe fns), not of sending the handle.
-unsafe impl Send for SharedRecords<'_> {}
-// SAFETY: as above; shared access only happens through the unsafe `load`/`store`.
-unsafe impl Sync for SharedRecords<'_> {}
+impl<T> Clone for SharedSlice<'_, T> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
 
-impl<'a> SharedRecords<'a> {
-    /// Shares `records` for the duration of the borrow.
-    pub(crate) fn new(records: &'a mut [Record]) -> Self {
-        SharedRecords { ptr: records.as_mut_ptr(), len: records.len(), _borrow: PhantomData }
+impl<T> Copy for SharedSlice<'_, T> {}
+
+// SAFETY: `SharedSlice` is a mutable borrow split across threads; it only hands out access
+// through its unsafe methods, whose contracts rule out data races. `T: Send` because elements are
+// written from other threads.
+unsafe impl<T: Send> Send for SharedSlice<'_, T> {}
+// SAFETY: as above.
+unsafe impl<T: Send> Sync for SharedSlice<'_, T> {}
+
+impl<'a, T: Copy> SharedSlice<'a, T> {
+    /// Shares `slice` for the duration of the borrow.
+    pub(crate) fn new(slice: &'a mut [T]) -> Self {
+        SharedSlice { ptr: slice.as_mut_ptr(), len: slice.len(), _borrow: PhantomData }
     }
 
-    /// Reads record `i`.
+    /// Reads element `i`.
     ///
     /// # Safety
-    /// `i < len`, and no other thread writes record `i` during this call.
+    /// `i < len`, and no other thread writes element `i` during this call.
     #[inline(always)]
-    pub(crate) unsafe fn load(&self, i: u32) -> Record {
+    pub(crate) unsafe fn load(&self, i: u32) -> T {
         debug_assert!((i as usize) < self.len);
         // SAFETY: the caller guarantees `i` is in bounds and that no write races this read.
         unsafe { self.ptr.add(i as usize).read() }
     }
 
-    /// Writes record `i`.
+    /// Writes element `i`.
     ///
     /// # Safety
-    /// `i < len`, and no other thread reads or writes record `i` during this call.
+    /// `i < len`, and no other thread reads or writes element `i` during this call.
     #[inline(always)]
-    pub(crate) unsafe fn store(&self, i: u32, record: Record) {
+    pub(crate) unsafe fn store(&self, i: u32, value: T) {
         debug_assert!((i as usize) < self.len);
-        // SAFETY: the caller guarantees `i` is in bounds and exclusive access to record `i`.
-        unsafe { self.ptr.add(i as usize).write(record) }
+        // SAFETY: the caller guarantees `i` is in bounds and exclusive access to element `i`.
+        unsafe { self.ptr.add(i as usize).write(value) }
+    }
+
+    /// All elements, shared.
+    ///
+    /// # Safety
+    /// No thread writes any element while the returned borrow lives.
+    #[inline]
+    pub(crate) unsafe fn as_slice(&self) -> &'a [T] {
+        // SAFETY: the pointer and length come from a live `&'a mut [T]`; the caller guarantees
+        // that nothing writes through any copy of this handle while the borrow lives.
+        unsafe { std::slice::from_raw_parts(self.ptr, self.len) }
+    }
+
+    /// The elements `range`, mutably.
+    ///
+    /// # Panics
+    /// If `range` is not within the slice.
+    ///
+    /// # Safety
+    /// No other thread accesses any element of `range` while the returned borrow lives.
+    #[inline]
+    pub(crate) unsafe fn range_mut(&self, range: Range<usize>) -> &'a mut [T] {
+        assert!(range.start <= range.end && range.end <= self.len, "range out of bounds");
+        // SAFETY: in bounds (checked); the caller guarantees exclusive access for the lifetime.
+        unsafe { std::slice::from_raw_parts_mut(self.ptr.add(range.start), range.end - range.start) }
     }
 }

@@ -9,8 +9,10 @@ use weft_core::Model;
 
 use crate::KernelPath;
 use crate::distance;
-use crate::integrate::{predict, update_velocities};
+use crate::integrate::{ParticleArrays, predict_phase, velocity_phase};
+use crate::shared::SharedSlice;
 use crate::stats::StepStats;
+use crate::team;
 
 /// How to run a step.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -23,22 +25,57 @@ pub struct StepOptions {
 
 /// Advances `model` by one XPBD time step `h = 1/(fps·substeps)`, on the current rayon pool.
 ///
-/// The result is the same, bit for bit, for any number of threads.
+/// The whole step is one team of the pool's threads (see [`crate::team`]): prediction, the
+/// `λ` reset, every phase of every iteration and the velocity update, separated by barriers. The
+/// result is the same, bit for bit, for any number of threads.
 pub fn step(model: &mut Model, options: &StepOptions) -> StepStats {
     let dropped_at_build = model.report().dropped_pinned;
     let parts = model.parts_mut();
     let settings = parts.settings;
     let time_step = settings.time_step();
     let p = parts.particles;
-    predict(p.positions, p.prev_positions, p.velocities, settings.gravity, &time_step);
-    parts.distance.reset_lambda();
+    let len = p.positions.len();
     let (lanes, lambda) = parts.distance.lanes_and_lambda_mut();
-    let mut degenerate = 0;
-    for _ in 0..settings.iterations {
-        degenerate +=
-            distance::solve(&lanes, lambda, p.positions, p.prev_positions, &time_step, options.path);
-    }
-    update_velocities(p.positions, p.prev_positions, p.velocities, &time_step);
+    assert_eq!(len, lanes.particle_count(), "the constraint set belongs to the model's particles");
+    let arrays = ParticleArrays {
+        positions: SharedSlice::new(p.positions),
+        prev: SharedSlice::new(p.prev_positions),
+        velocities: SharedSlice::new(p.velocities),
+        len,
+    };
+    let lambdas = SharedSlice::new(lambda);
+    let lambda_len = lanes.batch_count();
+    let degenerate: u64 = team::run(|team| {
+        predict_phase(team, &arrays, settings.gravity, &time_step);
+        team.for_each(lambda_len.div_ceil(LAMBDA_CHUNK), |c| {
+            let range = c * LAMBDA_CHUNK..((c + 1) * LAMBDA_CHUNK).min(lambda_len);
+            // SAFETY: each chunk index is claimed by one thread in this phase and chunks are
+            // disjoint; no other code touches the multipliers meanwhile.
+            unsafe { lambdas.range_mut(range) }.fill(weft_core::lanes::Lanes::splat(0.0));
+        });
+        // SAFETY: the previous positions are written only by the prediction phase, which every
+        // thread has finished (barrier); nothing writes them again before the team ends.
+        let prev = unsafe { arrays.prev.as_slice() };
+        let mut degenerate = 0;
+        for _ in 0..settings.iterations {
+            degenerate += distance::solve_phases(
+                team,
+                &lanes,
+                lambdas,
+                arrays.positions,
+                prev,
+                &time_step,
+                options.path,
+            );
+        }
+        velocity_phase(team, &arrays, &time_step);
+        degenerate
+    })
+    .iter()
+    .sum();
     let distance_residual = options.residual.then(|| distance::residual(&lanes, p.positions));
     StepStats { degenerate, dropped_at_build, distance_residual }
 }
+
+/// Batches per work item of the `λ` reset.
+const LAMBDA_CHUNK: usize = 1024;

@@ -363,7 +363,7 @@ const FLAG_CASES: &[(&str, &str, &str)] = &[
     (
         "resolution = [4, 3]",
         "resolution = [100000, 100000]",
-        "scene.toml:7:23: cloth 'flag': grid.resolution: grid particles: 10000000000 is more than the limit of 16777216 (raise it with --max-particles / --max-constraints / --max-steps)",
+        "scene.toml:7:23: cloth 'flag': grid.resolution: 10000000000 grid particles: more than the limit of 16777216 (raise it with --max-particles / --max-constraints / --max-steps)",
     ),
     (
         "resolution = [4, 3]",
@@ -436,7 +436,7 @@ fn scene_wide_rules() {
     let scene = parse_scene(&seed_with("frames = 1", "frames = 11"), Path::new("s.toml"), &limits).unwrap();
     assert_eq!(
         scene.build_model().unwrap_err().to_string(),
-        "s.toml:3:10: simulation.frames: frames × substeps time steps: 11 is more than the limit \
+        "s.toml:3:10: simulation.frames: 11 frames × substeps time steps: more than the limit \
          of 10 (raise it with --max-particles / --max-constraints / --max-steps)"
     );
 }
