@@ -49,13 +49,16 @@ fn distance(c: &mut Criterion) {
     for n in [128, 512] {
         let model = hanging_grid(n).unwrap();
         let mut group = c.benchmark_group(format!("distance/{n}x{n}"));
-        group.throughput(Throughput::Elements(model.distance().len() as u64));
+        // One iteration of the bench is 8 sweeps in one team, as a step with 8 iterations runs them.
+        group.throughput(Throughput::Elements(8 * model.distance().len() as u64));
         if n > 128 {
             group.sample_size(20);
         }
 
         let mut reference = ReferenceSolver::from_model(&model);
-        group.bench_function("reference_1t", |b| b.iter(|| reference.project_distances()));
+        group.bench_function("reference_1t", |b| {
+            b.iter(|| (0..8).map(|_| reference.project_distances()).sum::<u64>())
+        });
 
         let cases = [("scalar_1t", KernelPath::Scalar, &one), ("simd_1t", KernelPath::Simd, &one)];
         let all_threads = format!("simd_{threads}t");

@@ -10,7 +10,7 @@
 //!   constraints, colour batches): the reference solver (`weft-reference`, array of structs, one
 //!   constraint at a time), the scalar twin of the kernels on one thread, the SIMD kernels on one
 //!   thread, and on all threads; with the ratios SIMD / scalar twin, SIMD / reference and N
-//!   threads / 1 thread;
+//!   threads / 1 thread. The sweeps of a round run in one team, as a step runs its iterations;
 //! * **milliseconds per frame** of whole time steps (prediction, iterations, velocity update) on
 //!   hanging 128×128 and 512×512 cloths, on one thread and on all threads, with the parameters.
 
@@ -93,10 +93,17 @@ fn kernel_sweep<'a>(model: &Model, path: KernelPath, pool: &'a ThreadPool) -> Sw
         let p = parts.particles;
         let (lanes, lambda) = parts.distance.lanes_and_lambda_mut();
         pool.install(|| {
+            // All sweeps of a round in one team, as a time step runs its iterations.
             let start = Instant::now();
-            for _ in 0..sweeps {
-                weft_kernels::distance::solve(&lanes, lambda, p.positions, p.prev_positions, &step, path);
-            }
+            weft_kernels::distance::solve_sweeps(
+                &lanes,
+                lambda,
+                p.positions,
+                p.prev_positions,
+                &step,
+                path,
+                sweeps,
+            );
             start.elapsed().as_secs_f64()
         })
     })

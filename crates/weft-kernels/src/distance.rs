@@ -199,9 +199,6 @@ impl<const DAMPED: bool> BatchKernel for DistanceKernel<'_, DAMPED> {
 /// One solver iteration over all distance constraints, as [`crate::schedule`] orders it (blocks,
 /// boundary colours, serial list), on the current rayon pool. Returns the degenerate projections.
 ///
-/// A time step runs its iterations inside one team (see [`crate::step`]); this stand-alone sweep
-/// wakes the pool for itself, and is what the benches time.
-///
 /// # Panics
 /// If `positions` or `prev` do not hold exactly the lanes' particle count.
 pub fn solve(
@@ -212,9 +209,31 @@ pub fn solve(
     step: &TimeStep,
     path: KernelPath,
 ) -> u64 {
+    solve_sweeps(lanes, lambda, positions, prev, step, path, 1)
+}
+
+/// `sweeps` solver iterations over all distance constraints in one team of the current rayon
+/// pool, as a time step runs its iterations (the pool is woken once). Returns the degenerate
+/// projections. This is what the benches time.
+///
+/// # Panics
+/// If `positions` or `prev` do not hold exactly the lanes' particle count.
+pub fn solve_sweeps(
+    lanes: &DistanceLanes<'_>,
+    lambda: &mut [Lanes<f32>],
+    positions: &mut [Record],
+    prev: &[Record],
+    step: &TimeStep,
+    path: KernelPath,
+    sweeps: usize,
+) -> u64 {
     assert_eq!(positions.len(), lanes.particle_count(), "positions belong to another model");
     let (lambdas, records) = (SharedSlice::new(lambda), SharedSlice::new(positions));
-    team::run(|team| solve_phases(team, lanes, lambdas, records, prev, step, path)).iter().sum()
+    team::run(|team| {
+        (0..sweeps).map(|_| solve_phases(team, lanes, lambdas, records, prev, step, path)).sum::<u64>()
+    })
+    .iter()
+    .sum()
 }
 
 /// [`solve`] as phases of a team that every thread calls; returns this thread's count.
