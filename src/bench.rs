@@ -95,15 +95,7 @@ fn kernel_sweep<'a>(model: &Model, path: KernelPath, pool: &'a ThreadPool) -> Sw
         pool.install(|| {
             // All sweeps of a round in one team, as a time step runs its iterations.
             let start = Instant::now();
-            weft_kernels::distance::solve_sweeps(
-                &lanes,
-                lambda,
-                p.positions,
-                p.prev_positions,
-                &step,
-                path,
-                sweeps,
-            );
+            weft_kernels::distance::solve(&lanes, lambda, p.positions, p.prev_positions, &step, path, sweeps);
             start.elapsed().as_secs_f64()
         })
     })

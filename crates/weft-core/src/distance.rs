@@ -49,6 +49,13 @@ pub struct DistanceConstraint {
 /// so it is only ever built by [`DistanceBatches::new`], which checks it.
 #[derive(Debug, Clone, PartialEq)]
 pub struct DistanceBatches {
+    data: LaneData,
+    lambda: Vec<Lanes<f32>>,
+}
+
+/// The read-only part of a [`DistanceBatches`]: everything but `λ`.
+#[derive(Debug, Clone, PartialEq)]
+struct LaneData {
     plan: BatchPlan,
     a: Vec<Lanes<u32>>,
     b: Vec<Lanes<u32>>,
@@ -56,7 +63,6 @@ pub struct DistanceBatches {
     compliance: Vec<Lanes<f32>>,
     damping: Vec<Lanes<f32>>,
     kind: Vec<Lanes<u8>>,
-    lambda: Vec<Lanes<f32>>,
     particle_count: usize,
 }
 
@@ -65,57 +71,49 @@ pub struct DistanceBatches {
 /// Only [`DistanceBatches`] makes one, so a kernel may rely on the batch plan's invariant (no
 /// particle written twice inside a colour) and on every particle index being below
 /// [`particle_count`](DistanceLanes::particle_count).
-#[derive(Debug, Clone)]
-pub struct DistanceLanes<'a> {
-    a: &'a [Lanes<u32>],
-    b: &'a [Lanes<u32>],
-    rest: &'a [Lanes<f32>],
-    compliance: &'a [Lanes<f32>],
-    damping: &'a [Lanes<f32>],
-    plan: &'a BatchPlan,
-    particle_count: usize,
-}
+#[derive(Debug, Clone, Copy)]
+pub struct DistanceLanes<'a>(&'a LaneData);
 
 impl<'a> DistanceLanes<'a> {
     /// First particle of each lane.
     #[inline]
     pub fn a(&self) -> &'a [Lanes<u32>] {
-        self.a
+        &self.0.a
     }
     /// Second particle of each lane.
     #[inline]
     pub fn b(&self) -> &'a [Lanes<u32>] {
-        self.b
+        &self.0.b
     }
     /// Rest lengths in m.
     #[inline]
     pub fn rest(&self) -> &'a [Lanes<f32>] {
-        self.rest
+        &self.0.rest
     }
     /// Compliances in m/N.
     #[inline]
     pub fn compliance(&self) -> &'a [Lanes<f32>] {
-        self.compliance
+        &self.0.compliance
     }
     /// Damping `β` in N·s/m; empty when no constraint is damped.
     #[inline]
     pub fn damping(&self) -> &'a [Lanes<f32>] {
-        self.damping
+        &self.0.damping
     }
     /// The batch plan: stages, colours, active lanes and write masks.
     #[inline]
     pub fn plan(&self) -> &'a BatchPlan {
-        self.plan
+        &self.0.plan
     }
     /// Every particle index in these lanes is below this count.
     #[inline]
     pub fn particle_count(&self) -> usize {
-        self.particle_count
+        self.0.particle_count
     }
     /// Number of batches.
     #[inline]
     pub fn batch_count(&self) -> usize {
-        self.plan.len()
+        self.0.plan.len()
     }
 }
 
@@ -131,64 +129,47 @@ impl DistanceBatches {
             plan.lanes.iter().map(|l| Lanes(l.0.map(|c| f(&constraints[c as usize])))).collect()
         };
         let damped = constraints.iter().any(|c| c.damping != 0.0);
-        DistanceBatches {
+        let data = LaneData {
             a: plan.lanes.iter().map(|l| Lanes(l.0.map(|c| constraints[c as usize].particles[0]))).collect(),
             b: plan.lanes.iter().map(|l| Lanes(l.0.map(|c| constraints[c as usize].particles[1]))).collect(),
             rest: lane(&|c| c.rest_length),
             compliance: lane(&|c| c.compliance.get()),
             damping: if damped { lane(&|c| c.damping) } else { Vec::new() },
             kind: plan.lanes.iter().map(|l| Lanes(l.0.map(|c| constraints[c as usize].kind as u8))).collect(),
-            lambda: vec![Lanes::splat(0.0); plan.len()],
             particle_count: free.len(),
             plan,
-        }
+        };
+        DistanceBatches { lambda: vec![Lanes::splat(0.0); data.plan.len()], data }
     }
 
     /// Number of constraints (active lanes).
     pub fn len(&self) -> usize {
-        self.plan.active.iter().map(|&a| a as usize).sum()
+        self.data.plan.active.iter().map(|&a| a as usize).sum()
     }
 
     /// True when there are no constraints.
     pub fn is_empty(&self) -> bool {
-        self.plan.is_empty()
+        self.data.plan.is_empty()
     }
 
     /// The batch plan (colours, serial list, lane-to-constraint map).
     pub fn plan(&self) -> &BatchPlan {
-        &self.plan
+        &self.data.plan
     }
 
     /// True when some constraint has damping `β > 0`.
     pub fn is_damped(&self) -> bool {
-        !self.damping.is_empty()
+        !self.data.damping.is_empty()
     }
 
     /// Read-only lanes for a kernel.
     pub fn lanes(&self) -> DistanceLanes<'_> {
-        DistanceLanes {
-            a: &self.a,
-            b: &self.b,
-            rest: &self.rest,
-            compliance: &self.compliance,
-            damping: &self.damping,
-            plan: &self.plan,
-            particle_count: self.particle_count,
-        }
+        DistanceLanes(&self.data)
     }
 
     /// Read-only lanes and the mutable multipliers `λ` (kg·m), for a kernel.
     pub fn lanes_and_lambda_mut(&mut self) -> (DistanceLanes<'_>, &mut [Lanes<f32>]) {
-        let lanes = DistanceLanes {
-            a: &self.a,
-            b: &self.b,
-            rest: &self.rest,
-            compliance: &self.compliance,
-            damping: &self.damping,
-            plan: &self.plan,
-            particle_count: self.particle_count,
-        };
-        (lanes, &mut self.lambda)
+        (DistanceLanes(&self.data), &mut self.lambda)
     }
 
     /// The multipliers `λ` (kg·m) per batch lane; padding lanes hold no meaning.
@@ -204,18 +185,18 @@ impl DistanceBatches {
     /// The constraints in the order the solver projects them: colour by colour, batch by batch,
     /// lane by lane, then the serial list; each with its current `λ` (kg·m).
     pub fn solve_order(&self) -> impl Iterator<Item = (DistanceConstraint, f32)> + '_ {
-        (0..self.plan.len()).flat_map(move |b| {
-            (0..self.plan.active[b] as usize).map(move |k| {
-                let kind = if self.kind[b].0[k] == DistanceKind::Stretch as u8 {
+        (0..self.data.plan.len()).flat_map(move |b| {
+            (0..self.data.plan.active[b] as usize).map(move |k| {
+                let kind = if self.data.kind[b].0[k] == DistanceKind::Stretch as u8 {
                     DistanceKind::Stretch
                 } else {
                     DistanceKind::Shear
                 };
                 let c = DistanceConstraint {
-                    particles: [self.a[b].0[k], self.b[b].0[k]],
-                    rest_length: self.rest[b].0[k],
-                    compliance: Compliance::new(self.compliance[b].0[k]).expect("validated at build"),
-                    damping: self.damping.get(b).map_or(0.0, |d| d.0[k]),
+                    particles: [self.data.a[b].0[k], self.data.b[b].0[k]],
+                    rest_length: self.data.rest[b].0[k],
+                    compliance: Compliance::new(self.data.compliance[b].0[k]).expect("validated at build"),
+                    damping: self.data.damping.get(b).map_or(0.0, |d| d.0[k]),
                     kind,
                 };
                 (c, self.lambda[b].0[k])
@@ -225,40 +206,40 @@ impl DistanceBatches {
 
     /// Constraints in the batch range `r`.
     fn count(&self, r: Range<usize>) -> usize {
-        r.map(|b| self.plan.active[b] as usize).sum()
+        r.map(|b| self.data.plan.active[b] as usize).sum()
     }
 
     /// Blocks with interior constraints (solved in parallel, each on one thread).
     pub fn block_count(&self) -> usize {
-        self.plan.blocks.len()
+        self.data.plan.blocks.len()
     }
 
     /// Constraints interior to a block.
     pub fn interior_len(&self) -> usize {
-        self.plan.blocks.iter().map(|b| self.count(b.batches())).sum()
+        self.data.plan.blocks.iter().map(|b| self.count(b.batches())).sum()
     }
 
     /// The most colours any block needs.
     pub fn block_colours(&self) -> usize {
-        self.plan.blocks.iter().map(|b| b.colours.len()).max().unwrap_or(0)
+        self.data.plan.blocks.iter().map(|b| b.colours.len()).max().unwrap_or(0)
     }
 
     /// Constraints in each boundary colour (those crossing blocks).
     pub fn boundary_colour_sizes(&self) -> Vec<usize> {
-        self.plan.colours.iter().map(|r| self.count(r.clone())).collect()
+        self.data.plan.colours.iter().map(|r| self.count(r.clone())).collect()
     }
 
     /// Constraints solved serially (the overflow of the colouring).
     pub fn serial_len(&self) -> usize {
-        self.count(self.plan.serial.clone())
+        self.count(self.data.plan.serial.clone())
     }
 
     /// Fraction of SIMD lanes holding a real constraint, in `[0, 1]`.
     pub fn batch_fill(&self) -> f64 {
-        if self.plan.is_empty() {
+        if self.data.plan.is_empty() {
             return 1.0;
         }
-        self.len() as f64 / (self.plan.len() * LANES) as f64
+        self.len() as f64 / (self.data.plan.len() * LANES) as f64
     }
 }
 

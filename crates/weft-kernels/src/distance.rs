@@ -196,29 +196,14 @@ impl<const DAMPED: bool> BatchKernel for DistanceKernel<'_, DAMPED> {
     }
 }
 
-/// One solver iteration over all distance constraints, as [`crate::schedule`] orders it (blocks,
-/// boundary colours, serial list), on the current rayon pool. Returns the degenerate projections.
+/// `sweeps` solver iterations over all distance constraints, each as [`crate::schedule`] orders it
+/// (blocks, boundary colours, serial list), in one team of the current rayon pool, as a time step
+/// runs its iterations (the pool is woken once). Returns the degenerate projections. The benches
+/// time this.
 ///
 /// # Panics
 /// If `positions` or `prev` do not hold exactly the lanes' particle count.
 pub fn solve(
-    lanes: &DistanceLanes<'_>,
-    lambda: &mut [Lanes<f32>],
-    positions: &mut [Record],
-    prev: &[Record],
-    step: &TimeStep,
-    path: KernelPath,
-) -> u64 {
-    solve_sweeps(lanes, lambda, positions, prev, step, path, 1)
-}
-
-/// `sweeps` solver iterations over all distance constraints in one team of the current rayon
-/// pool, as a time step runs its iterations (the pool is woken once). Returns the degenerate
-/// projections. This is what the benches time.
-///
-/// # Panics
-/// If `positions` or `prev` do not hold exactly the lanes' particle count.
-pub fn solve_sweeps(
     lanes: &DistanceLanes<'_>,
     lambda: &mut [Lanes<f32>],
     positions: &mut [Record],
@@ -236,7 +221,8 @@ pub fn solve_sweeps(
     .sum()
 }
 
-/// [`solve`] as phases of a team that every thread calls; returns this thread's count.
+/// One sweep of [`solve`] as phases of a team that every thread calls; returns this thread's
+/// count.
 ///
 /// The caller guarantees that `records` holds the lanes' particles and `lambdas` their
 /// multipliers, and that no other code touches either during the call.
