@@ -42,6 +42,9 @@ impl Profiler for Flamegraph {
     }
 }
 
+/// Sweeps per bench iteration: the iterations of one time step of the standard scenes.
+const SWEEPS: usize = 8;
+
 fn distance(c: &mut Criterion) {
     let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
     let one = ThreadPoolBuilder::new().num_threads(1).build().unwrap();
@@ -49,15 +52,15 @@ fn distance(c: &mut Criterion) {
     for n in [128, 512] {
         let model = hanging_grid(n).unwrap();
         let mut group = c.benchmark_group(format!("distance/{n}x{n}"));
-        // One iteration of the bench is 8 sweeps in one team, as a step with 8 iterations runs them.
-        group.throughput(Throughput::Elements(8 * model.distance().len() as u64));
+        // One iteration of a bench is SWEEPS sweeps in one team, as a step runs its iterations.
+        group.throughput(Throughput::Elements(SWEEPS as u64 * model.distance().len() as u64));
         if n > 128 {
             group.sample_size(20);
         }
 
         let mut reference = ReferenceSolver::from_model(&model);
         group.bench_function("reference_1t", |b| {
-            b.iter(|| (0..8).map(|_| reference.project_distances()).sum::<u64>())
+            b.iter(|| (0..SWEEPS).map(|_| reference.project_distances()).sum::<u64>())
         });
 
         let cases = [("scalar_1t", KernelPath::Scalar, &one), ("simd_1t", KernelPath::Simd, &one)];
@@ -78,6 +81,7 @@ fn distance(c: &mut Criterion) {
                             p.prev_positions,
                             &step,
                             path,
+                            SWEEPS,
                         )
                     })
                 })
