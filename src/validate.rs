@@ -23,7 +23,7 @@ pub fn model_bytes(model: &Model) -> u64 {
     let batches = distance.plan().len() as u64;
     // a, b, rest, compliance, λ, kind (a 32-byte aligned `Lanes<u8>`), damping if any, and the
     // plan: constraint index per lane, active lanes, write mask.
-    let damped = u64::from(distance.is_damped());
+    let damped = u64::from(distance.has_param(weft_core::distance::DAMPING));
     let per_batch = (2 * size_of::<Lanes<u32>>()
         + 3 * size_of::<Lanes<f32>>()
         + size_of::<Lanes<u8>>()

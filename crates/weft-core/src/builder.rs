@@ -456,7 +456,8 @@ impl ModelBuilder {
         }
         let free: Vec<bool> = self.inv_mass.iter().map(|&w| w > 0.0).collect();
         let particles = Particles::new(&self.positions, &self.velocities, &self.inv_mass);
-        let distance = DistanceBatches::new(&self.constraints, &free);
+        let packed: Vec<_> = self.constraints.iter().map(DistanceConstraint::packed).collect();
+        let distance = DistanceBatches::new(&packed, &free);
         let count = |k| self.constraints.iter().filter(|c| c.kind == k).count();
         let report = BuildReport {
             particles: particles.len(),

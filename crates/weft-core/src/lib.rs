@@ -7,7 +7,8 @@
 //! * [`units`]: [`Compliance`](units::Compliance) and [`Stiffness`](units::Stiffness) as distinct
 //!   types with units.
 //! * [`particles`]: positions, previous positions, velocities and inverse masses as arrays.
-//! * [`distance`]: distance constraints and their lane-packed batches.
+//! * [`batches`]: constraints of one kind packed in SIMD batches by a plan, with `λ`.
+//! * [`distance`]: distance constraints (stretch, shear).
 //! * [`colouring`]: deterministic greedy colouring and SIMD batch packing, with its invariant.
 //! * [`builder`]: [`ModelBuilder`](builder::ModelBuilder) checks every rule of the bad-input
 //!   policy and returns [`BuildError`](error::BuildError)s naming the cloth, field and index.
@@ -15,6 +16,7 @@
 //!
 //! Units are SI throughout: m, kg, s; inverse masses in 1/kg, `0` meaning pinned.
 
+pub mod batches;
 pub mod builder;
 pub mod colouring;
 pub mod distance;

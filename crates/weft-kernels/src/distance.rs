@@ -20,7 +20,7 @@
 //! and [`solve_batch_scalar`] on one constraint at a time, over the same lane-packed data.
 
 use rayon::prelude::*;
-use weft_core::distance::{DistanceLanes, MAX_LENGTH, MIN_LENGTH};
+use weft_core::distance::{COMPLIANCE, DAMPING, DistanceLanes, MAX_LENGTH, MIN_LENGTH, REST};
 use weft_core::lanes::Lanes;
 use weft_core::settings::TimeStep;
 use wide::f32x8;
@@ -28,7 +28,7 @@ use wide::f32x8;
 use crate::KernelPath;
 use crate::lane::{Real, SIMD_WIDTH, V3, dot3, sub3};
 use crate::records::BatchGroup;
-use crate::records::{Record, gather_pairs};
+use crate::records::{Record, gather8};
 use crate::schedule::{Access, BatchKernel, CHUNK_BATCHES, solve_plan};
 use crate::shared::SharedSlice;
 use crate::team::{self, Team};
@@ -139,13 +139,15 @@ impl<const DAMPED: bool> BatchKernel for DistanceKernel<'_, DAMPED> {
     fn simd<G: BatchGroup>(&self, b: usize, lambda: &mut [Lanes<f32>], access: &mut impl Access) -> u32 {
         let (lanes, step) = (self.lanes, self.step);
         let batches = b..b + G::BATCHES;
-        let (ia, ib) = (&lanes.a()[batches.clone()], &lanes.b()[batches.clone()]);
-        let ([xa, ya, za, wa], [xb, yb, zb, wb]) = G::gather(|i| access.load(i), ia, ib);
-        let compliance = G::load(&lanes.compliance()[batches.clone()]);
+        let (ia, ib) = (&lanes.particles(0)[batches.clone()], &lanes.particles(1)[batches.clone()]);
+        let [xa, ya, za, wa] = G::gather(|i| access.load(i), ia);
+        let [xb, yb, zb, wb] = G::gather(|i| access.load(i), ib);
+        let compliance = G::load(&lanes.param(COMPLIANCE)[batches.clone()]);
         let alpha_tilde = compliance * G::splat(step.inv_h2);
         let damping = DAMPED.then(|| {
-            let (pa, pb) = G::gather(|i| self.prev[i as usize], ia, ib);
-            let beta = G::load(&lanes.damping()[batches.clone()]);
+            let (pa, pb) =
+                (G::gather(|i| self.prev[i as usize], ia), G::gather(|i| self.prev[i as usize], ib));
+            let beta = G::load(&lanes.param(DAMPING)[batches.clone()]);
             Damping {
                 gamma: compliance * beta * G::splat(step.inv_h),
                 dxa: sub3([xa, ya, za], xyz(pa)),
@@ -153,14 +155,14 @@ impl<const DAMPED: bool> BatchKernel for DistanceKernel<'_, DAMPED> {
             }
         });
         let lam = G::load(lambda);
-        let rest = G::load(&lanes.rest()[batches.clone()]);
+        let rest = G::load(&lanes.param(REST)[batches.clone()]);
         let d = distance_delta([xa, ya, za], [xb, yb, zb], wa, wb, rest, alpha_tilde, lam, damping);
         (lam + d.dlambda).store(lambda);
         let (na, nb) = corrected([xa, ya, za], [xb, yb, zb], wa, wb, &d);
         let plan = lanes.plan();
-        let out_a = [na[0], na[1], na[2], wa];
-        let out_b = [nb[0], nb[1], nb[2], wb];
-        G::scatter(|i, r| access.store(i, r), ia, ib, &plan.writes[batches.clone()], out_a, out_b);
+        let writes = &plan.writes[batches.clone()];
+        G::scatter(|i, r| access.store(i, r), ia, writes, 0, [na[0], na[1], na[2], wa]);
+        G::scatter(|i, r| access.store(i, r), ib, writes, 1, [nb[0], nb[1], nb[2], wb]);
         G::degenerate(d.valid, &plan.active[batches])
     }
 
@@ -170,17 +172,17 @@ impl<const DAMPED: bool> BatchKernel for DistanceKernel<'_, DAMPED> {
         let writes = lanes.plan().writes[b];
         let mut degenerate = 0;
         for k in 0..lanes.plan().active[b] as usize {
-            let (ia, ib) = (lanes.a()[b].0[k], lanes.b()[b].0[k]);
+            let (ia, ib) = (lanes.particles(0)[b].0[k], lanes.particles(1)[b].0[k]);
             let (ra, rb) = (access.load(ia), access.load(ib));
             let (xa, xb, wa, wb) = (xyz(ra), xyz(rb), ra[3], rb[3]);
-            let compliance = lanes.compliance()[b].0[k];
+            let compliance = lanes.param(COMPLIANCE)[b].0[k];
             let alpha_tilde = compliance * step.inv_h2;
             let damping = DAMPED.then(|| Damping {
-                gamma: compliance * lanes.damping()[b].0[k] * step.inv_h,
+                gamma: compliance * lanes.param(DAMPING)[b].0[k] * step.inv_h,
                 dxa: sub3(xa, xyz(self.prev[ia as usize])),
                 dxb: sub3(xb, xyz(self.prev[ib as usize])),
             });
-            let rest = lanes.rest()[b].0[k];
+            let rest = lanes.param(REST)[b].0[k];
             let d = distance_delta(xa, xb, wa, wb, rest, alpha_tilde, lambda.0[k], damping);
             lambda.0[k] += d.dlambda;
             let (na, nb) = corrected(xa, xb, wa, wb, &d);
@@ -237,7 +239,7 @@ pub(crate) fn solve_phases(
     path: KernelPath,
 ) -> u64 {
     assert_eq!(prev.len(), lanes.particle_count(), "previous positions belong to another model");
-    if lanes.damping().is_empty() {
+    if lanes.param(DAMPING).is_empty() {
         solve_plan(team, &DistanceKernel::<false> { lanes, prev, step }, lanes.plan(), lambdas, records, path)
     } else {
         solve_plan(team, &DistanceKernel::<true> { lanes, prev, step }, lanes.plan(), lambdas, records, path)
@@ -254,9 +256,10 @@ pub fn residual(lanes: &DistanceLanes<'_>, positions: &[Record]) -> crate::stats
         .map(|c| {
             let mut r = crate::stats::Residual::default();
             for b in c * CHUNK_BATCHES..((c + 1) * CHUNK_BATCHES).min(batches) {
-                let p = gather_pairs(|i| positions[i as usize], &lanes.a()[b].0, &lanes.b()[b].0);
-                let d = sub3(xyz(p.b), xyz(p.a));
-                let c = (dot3(d, d).sqrt() - f32x8::new(lanes.rest()[b].0)).abs().to_array();
+                let pa = gather8(|i| positions[i as usize], &lanes.particles(0)[b].0);
+                let pb = gather8(|i| positions[i as usize], &lanes.particles(1)[b].0);
+                let d = sub3(xyz(pb), xyz(pa));
+                let c = (dot3(d, d).sqrt() - f32x8::new(lanes.param(REST)[b].0)).abs().to_array();
                 for &v in &c[..lanes.plan().active[b] as usize] {
                     r.add(v);
                 }

@@ -1,10 +1,11 @@
-//! Moving particle records between memory and lanes: eight `[x, y, z, w]` records of the `a`
-//! particles and eight of the `b` particles become eight vectors, and back.
+//! Moving particle records between memory and lanes: the eight `[x, y, z, w]` records of one
+//! particle slot of a batch become four vectors, and back.
 //!
-//! The records of particles `k` and `k + 4` of one end are loaded as one 256-bit row (two 128-bit
-//! loads); four rows go through a 4×4 transpose inside each 128-bit half (eight shuffles, none
-//! crossing halves) and come out as `x, y, z, w` with lanes in order. Writing back is the same
-//! transpose, then one 128-bit store per written particle, guided by the batch's write mask.
+//! For each particle slot of a constraint, the records of lanes `k` and `k + 4` are loaded as one
+//! 256-bit row (two 128-bit loads); four rows go through a 4×4 transpose inside each 128-bit half
+//! (eight shuffles, none crossing halves) and come out as `x, y, z, w` with lanes in order.
+//! Writing back is the same transpose, then one 128-bit store per written particle, guided by the
+//! batch's write mask.
 
 use weft_core::lanes::Lanes;
 use wide::f32x8;
@@ -13,18 +14,6 @@ use crate::lane::{Real, SIMD_WIDTH, X2};
 
 /// A record: `[x, y, z, w]` (m, m, m, 1/kg) or `[x, y, z, 0]`.
 pub type Record = [f32; 4];
-
-/// Write mask of a batch whose lanes are all active and whose particles are all free.
-pub const ALL_WRITTEN: u32 = (1 << (2 * SIMD_WIDTH)) - 1;
-
-/// Particle records of both ends of eight constraints, transposed into lanes.
-#[derive(Clone, Copy, Debug)]
-pub struct PairLanes {
-    /// `[x, y, z, w]` of the `a` particles.
-    pub a: [f32x8; 4],
-    /// `[x, y, z, w]` of the `b` particles.
-    pub b: [f32x8; 4],
-}
 
 /// Transposes the 4×4 blocks inside each 128-bit half: rows `[p_k | q_k]` (`k < 4`) of
 /// `[x, y, z, w]` records become `[x(p_0..p_3) | x(q_0..q_3)]`, `y…`, `z…`, `w…`. It is its own
@@ -59,50 +48,37 @@ pub fn transpose4x4_halves_portable(rows: [f32x8; 4]) -> [f32x8; 4] {
     std::array::from_fn(|c| f32x8::new(std::array::from_fn(|l| r[l % 4][(l / 4) * 4 + c])))
 }
 
-/// Loads eight records `ids[0..8]` with `load` and transposes them into `[x, y, z, w]` lanes.
+/// Loads the eight records `ids` with `load` and transposes them into `[x, y, z, w]` lanes.
 #[inline(always)]
-fn gather8(load: &impl Fn(u32) -> Record, ids: &[u32; SIMD_WIDTH]) -> [f32x8; 4] {
+pub fn gather8(load: impl Fn(u32) -> Record, ids: &[u32; SIMD_WIDTH]) -> [f32x8; 4] {
     let row = |k: usize| bytemuck::cast::<[Record; 2], f32x8>([load(ids[k]), load(ids[k + 4])]);
     transpose4x4_halves([row(0), row(1), row(2), row(3)])
 }
 
-/// Loads and transposes the records of `a[k]`, `b[k]` for the eight lanes, reading each record
-/// with `load`.
+/// Transposes `[x, y, z, w]` lanes back into eight records and stores, with `store`, those of the
+/// lanes whose bit is set in `writes` (bit `k` for `ids[k]`).
 #[inline(always)]
-pub fn gather_pairs(load: impl Fn(u32) -> Record, a: &[u32; SIMD_WIDTH], b: &[u32; SIMD_WIDTH]) -> PairLanes {
-    PairLanes { a: gather8(&load, a), b: gather8(&load, b) }
-}
-
-/// Transposes `lanes` back into records and stores, with `store`, those whose bit is set in
-/// `writes` (bit `k` for `a[k]`, bit `8 + k` for `b[k]`).
-#[inline(always)]
-pub fn scatter_pairs(
-    mut store: impl FnMut(u32, Record),
-    a: &[u32; SIMD_WIDTH],
-    b: &[u32; SIMD_WIDTH],
-    writes: u32,
-    lanes: PairLanes,
-) {
-    let ra = transpose4x4_halves(lanes.a).map(bytemuck::cast::<f32x8, [Record; 2]>);
-    let rb = transpose4x4_halves(lanes.b).map(bytemuck::cast::<f32x8, [Record; 2]>);
-    if writes == ALL_WRITTEN {
+pub fn scatter8(mut store: impl FnMut(u32, Record), ids: &[u32; SIMD_WIDTH], writes: u8, lanes: [f32x8; 4]) {
+    let rows = transpose4x4_halves(lanes).map(bytemuck::cast::<f32x8, [Record; 2]>);
+    if writes == u8::MAX {
         // The common case: every lane active, no pinned particle.
         for k in 0..4 {
-            store(a[k], ra[k][0]);
-            store(a[k + 4], ra[k][1]);
-            store(b[k], rb[k][0]);
-            store(b[k + 4], rb[k][1]);
+            store(ids[k], rows[k][0]);
+            store(ids[k + 4], rows[k][1]);
         }
         return;
     }
     for k in 0..SIMD_WIDTH {
         if writes & (1 << k) != 0 {
-            store(a[k], ra[k % 4][k / 4]);
-        }
-        if writes & (1 << (SIMD_WIDTH + k)) != 0 {
-            store(b[k], rb[k % 4][k / 4]);
+            store(ids[k], rows[k % 4][k / 4]);
         }
     }
+}
+
+/// The write bits of particle slot `slot` in a batch's write mask (bit `slot·8 + lane`).
+#[inline(always)]
+pub fn slot_writes(writes: u32, slot: usize) -> u8 {
+    (writes >> (slot * SIMD_WIDTH)) as u8
 }
 
 /// A group of SIMD batches solved together: one [`f32x8`] batch, or two interleaved as an [`X2`].
@@ -114,16 +90,15 @@ pub trait BatchGroup: Real {
     fn load(lanes: &[Lanes<f32>]) -> Self;
     /// Stores lane data (`BATCHES` elements).
     fn store(self, lanes: &mut [Lanes<f32>]);
-    /// Gathers the `[x, y, z, w]` records of the `a` and `b` particles of every lane.
-    fn gather(load: impl Fn(u32) -> Record, a: &[Lanes<u32>], b: &[Lanes<u32>]) -> ([Self; 4], [Self; 4]);
-    /// Scatters records back, where the write masks allow.
+    /// Gathers the `[x, y, z, w]` records of one particle slot of every lane.
+    fn gather(load: impl Fn(u32) -> Record, ids: &[Lanes<u32>]) -> [Self; 4];
+    /// Scatters records of particle slot `slot` back, where the batches' write masks allow.
     fn scatter(
         store: impl FnMut(u32, Record),
-        a: &[Lanes<u32>],
-        b: &[Lanes<u32>],
+        ids: &[Lanes<u32>],
         writes: &[u32],
-        ra: [Self; 4],
-        rb: [Self; 4],
+        slot: usize,
+        records: [Self; 4],
     );
     /// Active lanes (per the batches' active counts) not set in `valid`.
     fn degenerate(valid: Self::Mask, active: &[u8]) -> u32;
@@ -140,20 +115,18 @@ impl BatchGroup for f32x8 {
         lanes[0].0 = self.to_array();
     }
     #[inline(always)]
-    fn gather(load: impl Fn(u32) -> Record, a: &[Lanes<u32>], b: &[Lanes<u32>]) -> ([Self; 4], [Self; 4]) {
-        let p = gather_pairs(load, &a[0].0, &b[0].0);
-        (p.a, p.b)
+    fn gather(load: impl Fn(u32) -> Record, ids: &[Lanes<u32>]) -> [Self; 4] {
+        gather8(load, &ids[0].0)
     }
     #[inline(always)]
     fn scatter(
         store: impl FnMut(u32, Record),
-        a: &[Lanes<u32>],
-        b: &[Lanes<u32>],
+        ids: &[Lanes<u32>],
         writes: &[u32],
-        ra: [Self; 4],
-        rb: [Self; 4],
+        slot: usize,
+        records: [Self; 4],
     ) {
-        scatter_pairs(store, &a[0].0, &b[0].0, writes[0], PairLanes { a: ra, b: rb });
+        scatter8(store, &ids[0].0, slot_writes(writes[0], slot), records);
     }
     #[inline(always)]
     fn degenerate(valid: f32x8, active: &[u8]) -> u32 {
@@ -173,34 +146,20 @@ impl BatchGroup for X2 {
         lanes[1].0 = self.1.to_array();
     }
     #[inline(always)]
-    fn gather(load: impl Fn(u32) -> Record, a: &[Lanes<u32>], b: &[Lanes<u32>]) -> ([Self; 4], [Self; 4]) {
-        let p0 = gather_pairs(&load, &a[0].0, &b[0].0);
-        let p1 = gather_pairs(&load, &a[1].0, &b[1].0);
-        (std::array::from_fn(|i| X2(p0.a[i], p1.a[i])), std::array::from_fn(|i| X2(p0.b[i], p1.b[i])))
+    fn gather(load: impl Fn(u32) -> Record, ids: &[Lanes<u32>]) -> [Self; 4] {
+        let (p0, p1) = (gather8(&load, &ids[0].0), gather8(&load, &ids[1].0));
+        std::array::from_fn(|i| X2(p0[i], p1[i]))
     }
     #[inline(always)]
     fn scatter(
         mut store: impl FnMut(u32, Record),
-        a: &[Lanes<u32>],
-        b: &[Lanes<u32>],
+        ids: &[Lanes<u32>],
         writes: &[u32],
-        ra: [Self; 4],
-        rb: [Self; 4],
+        slot: usize,
+        records: [Self; 4],
     ) {
-        scatter_pairs(
-            &mut store,
-            &a[0].0,
-            &b[0].0,
-            writes[0],
-            PairLanes { a: ra.map(|v| v.0), b: rb.map(|v| v.0) },
-        );
-        scatter_pairs(
-            &mut store,
-            &a[1].0,
-            &b[1].0,
-            writes[1],
-            PairLanes { a: ra.map(|v| v.1), b: rb.map(|v| v.1) },
-        );
+        scatter8(&mut store, &ids[0].0, slot_writes(writes[0], slot), records.map(|v| v.0));
+        scatter8(&mut store, &ids[1].0, slot_writes(writes[1], slot), records.map(|v| v.1));
     }
     #[inline(always)]
     fn degenerate(valid: X2, active: &[u8]) -> u32 {
@@ -216,18 +175,19 @@ mod tests {
     fn gather_then_scatter_round_trips() {
         let records: Vec<Record> =
             (0..20).map(|i| [i as f32, 10.0 + i as f32, 20.0 + i as f32, 0.5]).collect();
-        let a = [0, 2, 4, 6, 8, 10, 12, 14];
-        let b = [1, 3, 5, 7, 9, 11, 13, 19];
-        let lanes = gather_pairs(|i| records[i as usize], &a, &b);
-        assert_eq!(lanes.a[1].to_array()[3], 16.0);
-        assert_eq!(lanes.b[0].to_array()[7], 19.0);
-        assert_eq!(lanes.a[3].to_array(), [0.5; 8]);
-        let mut out = records.clone();
-        out.iter_mut().for_each(|r| *r = [0.0; 4]);
-        scatter_pairs(|i, r| out[i as usize] = r, &a, &b, 0xffff & !(1 << 9), lanes);
+        let ids = [1, 3, 5, 7, 9, 11, 13, 19];
+        let lanes = gather8(|i| records[i as usize], &ids);
+        assert_eq!(lanes[0].to_array(), [1.0, 3.0, 5.0, 7.0, 9.0, 11.0, 13.0, 19.0]);
+        assert_eq!(lanes[1].to_array()[7], 29.0);
+        assert_eq!(lanes[3].to_array(), [0.5; 8]);
+        let mut out = vec![[0.0; 4]; 20];
+        scatter8(|i, r| out[i as usize] = r, &ids, !(1 << 1), lanes);
         assert_eq!(out[19], records[19]);
-        assert_eq!(out[0], records[0]);
-        assert_eq!(out[3], [0.0; 4], "bit 9 (b lane 1) not written");
+        assert_eq!(out[1], records[1]);
+        assert_eq!(out[3], [0.0; 4], "bit 1 (lane 1) not written");
+        scatter8(|i, r| out[i as usize] = r, &ids, u8::MAX, lanes);
+        assert_eq!(out[3], records[3]);
+        assert_eq!(slot_writes(0xABCD, 1), 0xAB);
     }
 
     #[test]

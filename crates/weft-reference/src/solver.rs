@@ -70,6 +70,7 @@ impl ReferenceSolver {
         let distance = model
             .distance()
             .solve_order()
+            .map(|(packed, lambda)| (weft_core::distance::DistanceConstraint::from_packed(&packed), lambda))
             .map(|(c, lambda)| DistanceConstraint {
                 a: c.particles[0] as usize,
                 b: c.particles[1] as usize,
