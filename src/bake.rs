@@ -198,7 +198,7 @@ impl BakeReport {
             count(self.constraints as u64, "distance constraint"),
             self.dropped_at_build
         );
-        let _ = writeln!(s, "  degenerate projections: {}", self.totals.degenerate);
+        let _ = writeln!(s, "  degenerate projections: {}", self.totals.degenerate());
         let _ = writeln!(s, "  final |C|: max {:.3e} m, mean {:.3e} m", r.max_abs, r.mean_abs());
         let _ = writeln!(s, "  wrote {}", file_list(&self.files));
         s
@@ -411,8 +411,8 @@ fn frames(model: &mut Model, options: &BakeOptions) -> Result<BakeReport, BakeEr
         let mut residual = Residual::default();
         for s in 1..=settings.substeps {
             let stats = step(model, if s == settings.substeps { &last } else { &quiet });
-            degenerate += stats.degenerate;
-            if let Some(r) = stats.distance_residual {
+            degenerate += stats.degenerate();
+            if let Some(r) = stats.distance.residual {
                 residual = r;
             }
             totals.accumulate(&stats);
@@ -598,7 +598,7 @@ mod tests {
             frame: 1,
             time: 0.1,
             degenerate: 2,
-            residual: Residual { max_abs: 0.5, sum_abs: 0.75, count: 3 },
+            residual: Residual { max_abs: 0.5, sum_abs: 0.75, count: 3, ..Residual::default() },
         }];
         assert_eq!(stats_csv(&rows), format!("{STATS_HEADER}\n1,0.1,2,0.5,0.25\n"));
     }

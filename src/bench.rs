@@ -48,6 +48,7 @@ pub fn hanging_grid(n: u32) -> anyhow::Result<Model> {
         iterations: ITERATIONS,
         gravity: [0.0, -9.81, 0.0],
         velocity_damping: 0.1,
+        ..SimSettings::default()
     };
     let grid = GridDesc { resolution: [n, n], size: [1.0, 1.0], origin: [0.0; 3], plane: GridPlane::XY };
     let compliance = |c| Ok::<_, anyhow::Error>(Elasticity::Compliance(Compliance::new(c)?));
@@ -137,15 +138,15 @@ fn distance_rows(n: u32, rounds: usize, threads: usize, out: &mut String) -> any
             s.seconds.push(sweep(sweeps) / sweeps as f64);
         }
     }
-    let fill = model.report().distance_fill * 100.0;
+    let fill = model.report().distance.fill * 100.0;
     let r = model.report();
-    let boundary: usize = r.distance_boundary_colours.iter().sum();
+    let boundary: usize = r.distance.boundary_colours.iter().sum();
     writeln!(
         out,
         "\n{n}×{n} grid: {constraints} distance constraints (stretch + shear) in {} blocks \
          (≤ {} colours each) + {boundary} across blocks, {fill:.1}% lane fill; {sweeps} sweeps per \
          round, {rounds} rounds",
-        r.distance_blocks, r.distance_block_colours
+        r.distance.blocks, r.distance.block_colours
     )?;
     writeln!(out, "  {:<34} {:>12} {:>12}", "variant", "Mproj/s", "ms/sweep")?;
     for s in &series {

@@ -10,30 +10,40 @@ use std::fmt::Write as _;
 use std::mem::size_of;
 
 use weft_core::Model;
+use weft_core::batches::Batches;
 use weft_core::lanes::{LANES, Lanes};
 use weft_core::particles::RECORD;
 
-/// Approximate bytes the model holds in memory: the particle arrays, the lane-packed distance
-/// constraints with their batch plan, and the cloths' triangles (the same arrays a bake steps).
+/// Approximate bytes a batched constraint set holds: per batch, its particle and parameter lanes
+/// (an all-zero parameter column is not stored), tags, `λ`, and the plan (constraint index per lane,
+/// active lanes, write mask).
+fn set_bytes<const K: usize, const P: usize>(set: &Batches<K, P>) -> u64 {
+    let columns = (0..P).filter(|&c| set.has_param(c)).count();
+    let per_batch = (K + 1) * size_of::<Lanes<u32>>()
+        + (columns + 1) * size_of::<Lanes<f32>>()
+        + size_of::<Lanes<u8>>()
+        + size_of::<u8>()
+        + size_of::<u32>();
+    set.plan().len() as u64 * per_batch as u64
+}
+
+/// Approximate bytes the model holds in memory: the particle arrays, the lane-packed constraint
+/// sets with their batch plans, the volume and aerodynamic triangles, and the cloths' triangles
+/// (the same arrays a bake steps).
 pub fn model_bytes(model: &Model) -> u64 {
     let particles = model.particles().len() as u64;
     // positions, previous positions, velocities: one 16-byte record each; inverse masses.
     let per_particle = (3 * RECORD * size_of::<f32>() + size_of::<f32>()) as u64;
-    let distance = model.distance();
-    let batches = distance.plan().len() as u64;
-    // a, b, rest, compliance, λ, kind (a 32-byte aligned `Lanes<u8>`), damping if any, and the
-    // plan: constraint index per lane, active lanes, write mask.
-    let damped = u64::from(distance.has_param(weft_core::distance::DAMPING));
-    let per_batch = (2 * size_of::<Lanes<u32>>()
-        + 3 * size_of::<Lanes<f32>>()
-        + size_of::<Lanes<u8>>()
-        + size_of::<Lanes<u32>>()
-        + size_of::<u8>()
-        + size_of::<u32>()) as u64
-        + damped * size_of::<Lanes<f32>>() as u64;
-    let triangles: u64 =
-        model.cloths().iter().map(|c| (c.triangles.len() * size_of::<[u32; 3]>()) as u64).sum();
-    particles * per_particle + batches * per_batch + triangles
+    let triangle = size_of::<[u32; 3]>() as u64;
+    let cloth_triangles: u64 = model.cloths().iter().map(|c| c.triangles.len() as u64).sum();
+    let volume_triangles: u64 = model.volumes().iter().map(|v| v.triangles.len() as u64).sum();
+    let aero_triangles = model.aero().triangles.len() as u64;
+    particles * per_particle
+        + set_bytes(model.distance())
+        + set_bytes(model.bending())
+        + set_bytes(model.tethers())
+        + (cloth_triangles + volume_triangles) * triangle
+        + aero_triangles * (triangle + size_of::<[f32; 2]>() as u64)
 }
 
 /// A byte count for people: `512 B`, `1.5 KiB`, `3.2 MiB`, `1.1 GiB`.
@@ -73,7 +83,6 @@ pub fn describe(model: &Model) -> String {
     let mut s = String::new();
     let settings = model.settings();
     let report = model.report();
-    let distance = model.distance();
     let h = settings.time_step().h64;
     let steps = settings.frames as u64 * settings.substeps as u64;
     let g = settings.gravity;
@@ -106,41 +115,46 @@ pub fn describe(model: &Model) -> String {
     let _ = writeln!(s, "particles:      {} ({} pinned)", report.particles, report.pinned);
     let _ = writeln!(
         s,
-        "constraints:    {} distance: stretch {}, shear {}",
+        "constraints:    {} distance (stretch {}, shear {}), {} bending, {} tethers, {} volume, {} triangles in the wind",
         report.stretch + report.shear,
         report.stretch,
-        report.shear
+        report.shear,
+        report.bending.constraints,
+        report.tethers.constraints,
+        report.volumes,
+        report.aero_triangles
     );
     let _ = writeln!(s, "dropped:        {} (both ends pinned: they can never move)", report.dropped_pinned);
     let _ = writeln!(
         s,
-        "blocks:         {} of up to {} particles, solved in parallel: {} interior constraints, up to {} colours per block",
-        report.distance_blocks,
+        "solve:          kind       constraints  blocks  colours/block  across blocks (colours)  serial  SIMD batches  lane fill"
+    );
+    for (name, set) in
+        [("distance", &report.distance), ("bending", &report.bending), ("tethers", &report.tethers)]
+    {
+        let _ = writeln!(
+            s,
+            "                {:<9} {:>12} {:>7} {:>14} {:>15} ({:>3}) {:>12} {:>13} {:>9.1} %",
+            name,
+            set.constraints,
+            set.blocks,
+            set.block_colours,
+            set.boundary_colours.iter().sum::<usize>(),
+            set.boundary_colours.len(),
+            set.serial,
+            set.batches,
+            set.fill * 100.0
+        );
+    }
+    let _ = writeln!(
+        s,
+        "                (blocks of up to {} particles are solved in parallel, each colour by colour; \
+         constraints across blocks follow, colour by colour; {} lanes per SIMD batch)",
         weft_core::colouring::BLOCK_PARTICLES,
-        report.distance_interior,
-        report.distance_block_colours
+        LANES
     );
-    let sizes: Vec<String> = report.distance_boundary_colours.iter().map(|n| n.to_string()).collect();
-    let _ = writeln!(
-        s,
-        "boundary:       {} constraints across blocks in {} colours (sizes {})",
-        report.distance_boundary_colours.iter().sum::<usize>(),
-        report.distance_boundary_colours.len(),
-        if sizes.is_empty() { "none".to_string() } else { sizes.join(", ") }
-    );
-    let _ = writeln!(
-        s,
-        "serial:         {} constraints (solved on one thread after the colours)",
-        report.distance_serial
-    );
-    let _ = writeln!(
-        s,
-        "SIMD batches:   {} of {} lanes, {:.1} % of lanes filled",
-        report.distance_batches,
-        LANES,
-        report.distance_fill * 100.0
-    );
-    let projections = distance.len() as u128 * settings.iterations as u128 * steps as u128;
+    let batched = report.distance.constraints + report.bending.constraints + report.tethers.constraints;
+    let projections = (batched + report.volumes) as u128 * settings.iterations as u128 * steps as u128;
     let _ = writeln!(s, "work:           {} time steps, {} constraint projections", steps, projections);
     let _ = writeln!(s, "memory:         about {} for the model", human_bytes(model_bytes(model)));
     s

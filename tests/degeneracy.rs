@@ -57,7 +57,7 @@ fn particles_driven_onto_each_other_are_skipped_and_counted() {
         let mut m = head_on(1e3);
         let stats = run(&mut m, 1, path);
         // Predicted onto the same point: 3 iterations, each skips the lane.
-        assert_eq!(stats.degenerate, 3, "{path:?}");
+        assert_eq!(stats.distance.degenerate, 3, "{path:?}");
         assert_eq!(positions(&m)[0], positions(&m)[1], "nothing moved them apart");
         assert!(m.particles().all_finite());
         let mut r = ReferenceSolver::from_model(&head_on(1e3));
@@ -82,7 +82,11 @@ fn particles_flung_beyond_the_longest_distance_are_skipped_and_counted() {
     .unwrap();
     let mut m = b.build().unwrap();
     let stats = run(&mut m, 3, KernelPath::Simd);
-    assert_eq!(stats.degenerate, 3 * 2, "beyond MAX_LENGTH = {MAX_LENGTH} m: skipped every iteration");
+    assert_eq!(
+        stats.distance.degenerate,
+        3 * 2,
+        "beyond MAX_LENGTH = {MAX_LENGTH} m: skipped every iteration"
+    );
     assert!(m.particles().all_finite());
 }
 

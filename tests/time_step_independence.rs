@@ -56,7 +56,7 @@ fn hang(links: u32, substeps: u32, iterations: u32) -> Record {
     let mut residual = 0.0;
     for i in 0..steps {
         let stats = step(&mut m, &StepOptions { residual: i + 1 == steps, ..StepOptions::default() });
-        if let Some(r) = stats.distance_residual {
+        if let Some(r) = stats.distance.residual {
             residual = r.max_abs;
         }
     }

@@ -9,7 +9,15 @@ use weft_kernels::{KernelPath, StepOptions, StepStats};
 
 /// Settings with `h = 1/(fps·substeps)`, the given iterations and gravity.
 pub fn settings(fps: f64, substeps: u32, iterations: u32, gravity: [f32; 3]) -> SimSettings {
-    SimSettings { fps, frames: 1, substeps, iterations, gravity, velocity_damping: 0.0 }
+    SimSettings {
+        fps,
+        frames: 1,
+        substeps,
+        iterations,
+        gravity,
+        velocity_damping: 0.0,
+        ..SimSettings::default()
+    }
 }
 
 /// The seed's worked example: particle 0 pinned at the origin, particle 1 (1 kg) at x = 2 m, rest

@@ -30,14 +30,20 @@
 
 use std::collections::HashMap;
 
+use crate::aero::{AeroDesc, AeroModel};
+use crate::batches::Packed;
+use crate::bending::{BendingBatches, BendingDesc};
 use crate::distance::{DistanceBatches, DistanceConstraint, DistanceKind, MAX_LENGTH, MIN_LENGTH};
 use crate::error::{BuildError, ClothRef, Location, Rule, widen};
 use crate::limits::{Limits, RAISE_HINT};
-use crate::model::{BuildReport, ClothInfo, Model};
+use crate::model::{BuildReport, ClothInfo, Model, SetReport};
 use crate::particles::Particles;
 use crate::settings::SimSettings;
+use crate::tether::{TetherBatches, TetherDesc};
+use crate::topology::MeshTopology;
 use crate::topology::{distance, triangle_area};
 use crate::units::Elasticity;
+use crate::volume::{VolumeConstraint, VolumeDesc};
 
 /// How a cloth's particles get their mass.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -124,6 +130,63 @@ pub struct ClothDesc {
     pub edge_sets: Vec<EdgeSet>,
     /// Pinned particles (inverse mass 0). Repeats are allowed.
     pub pins: Vec<u32>,
+    /// Bending between the triangles of each interior edge (needs triangles).
+    pub bending: Option<BendingDesc>,
+    /// Tethers from every free particle to its nearest pin (needs pins and edges).
+    pub tethers: Option<TetherDesc>,
+    /// A volume (pressure) constraint (needs a closed, consistently oriented surface).
+    pub volume: Option<VolumeDesc>,
+    /// Drag and lift of the triangles in the wind (needs triangles).
+    pub aero: Option<AeroDesc>,
+    /// What to do with an edge shared by more than two triangles.
+    pub non_manifold: NonManifold,
+}
+
+/// What the builder does with a non-manifold edge (shared by more than two triangles).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum NonManifold {
+    /// Refuse the mesh, naming the edge and its triangles.
+    #[default]
+    Error,
+    /// Accept it, and leave such edges out of bending and shear.
+    Skip,
+}
+
+/// What a constraint kind's builder gets to see of a cloth being added. Indices in `desc` are
+/// local to the cloth; the kinds return global ones (`offset +` local).
+#[allow(dead_code)] // fields read by the constraint kinds as they are written (issue 3)
+pub(crate) struct ClothContext<'a> {
+    /// The cloth.
+    pub(crate) desc: &'a ClothDesc,
+    /// Its position in the scene.
+    pub(crate) ordinal: usize,
+    /// Global index of its particle 0.
+    pub(crate) offset: u32,
+    /// Which of its particles are pinned.
+    pub(crate) pinned: &'a [bool],
+    /// Inverse masses of its particles in 1/kg.
+    pub(crate) inv_mass: &'a [f32],
+    /// The model's time step.
+    pub(crate) time_step: crate::settings::TimeStep,
+    /// Topology of its triangles (empty when it has none).
+    pub(crate) topology: &'a MeshTopology,
+    /// Its stretch and shear constraints, local indices.
+    pub(crate) distance: &'a [DistanceConstraint],
+}
+
+#[allow(dead_code)]
+impl ClothContext<'_> {
+    /// An error at `field[index]` of this cloth.
+    pub(crate) fn error(&self, field: &'static str, index: Option<usize>, rule: Rule) -> BuildError {
+        BuildError::new(
+            Location {
+                cloth: Some(ClothRef { ordinal: self.ordinal, name: self.desc.name.clone() }),
+                field,
+                index,
+            },
+            rule,
+        )
+    }
 }
 
 /// Builds a [`Model`] from cloths, checking every rule on the way in.
@@ -135,6 +198,10 @@ pub struct ModelBuilder {
     velocities: Vec<[f32; 3]>,
     inv_mass: Vec<f32>,
     constraints: Vec<DistanceConstraint>,
+    bending: Vec<Packed<4, 3>>,
+    tethers: Vec<Packed<2, 2>>,
+    volumes: Vec<VolumeConstraint>,
+    aero: Vec<crate::aero::AeroTriangle>,
     cloths: Vec<ClothInfo>,
     dropped_pinned: usize,
 }
@@ -162,6 +229,10 @@ impl ModelBuilder {
             velocities: Vec::new(),
             inv_mass: Vec::new(),
             constraints: Vec::new(),
+            bending: Vec::new(),
+            tethers: Vec::new(),
+            volumes: Vec::new(),
+            aero: Vec::new(),
             cloths: Vec::new(),
             dropped_pinned: 0,
         })
@@ -253,6 +324,24 @@ impl ModelBuilder {
             for &p in t {
                 check_index("triangles", i, p)?;
             }
+            let [a, b, c] = *t;
+            if a == b || b == c || a == c {
+                return Err(err("triangles", Some(i), Rule::DegenerateTriangle { a, b, c }));
+            }
+        }
+        let topology = MeshTopology::new(&desc.triangles);
+        if let (NonManifold::Error, Some(e)) = (desc.non_manifold, topology.non_manifold.first()) {
+            let list: Vec<String> = e.triangles.iter().map(|t| t.to_string()).collect();
+            return Err(err(
+                "triangles",
+                Some(e.triangles[0] as usize),
+                Rule::NonManifoldEdge {
+                    a: e.edge[0],
+                    b: e.edge[1],
+                    count: e.triangles.len(),
+                    triangles: list.join(", "),
+                },
+            ));
         }
         let mut pinned = vec![false; n];
         for (i, &p) in desc.pins.iter().enumerate() {
@@ -438,7 +527,46 @@ impl ModelBuilder {
             ));
         }
 
+        // The other constraint kinds, each from its own module.
+        let local: Vec<DistanceConstraint> = constraints
+            .iter()
+            .map(|c| DistanceConstraint { particles: c.particles.map(|p| p - offset), ..*c })
+            .collect();
+        let ctx = ClothContext {
+            desc,
+            ordinal,
+            offset,
+            pinned: &pinned,
+            inv_mass: &inv_mass,
+            time_step,
+            topology: &topology,
+            distance: &local,
+        };
+        let bending = crate::bending::build(&ctx)?;
+        let tethers = crate::tether::build(&ctx)?;
+        let volume = crate::volume::build(&ctx)?;
+        let aero = crate::aero::build(&ctx)?;
+        let total = self.constraints.len() as u64
+            + constraints.len() as u64
+            + (self.bending.len() + bending.len() + self.tethers.len() + tethers.len()) as u64;
+        if total > self.limits.max_constraints {
+            return Err(err(
+                "edges",
+                None,
+                Rule::TooLarge {
+                    what: "constraints in the scene",
+                    requested: total,
+                    limit: self.limits.max_constraints,
+                    hint: RAISE_HINT,
+                },
+            ));
+        }
+
         // Everything holds: commit.
+        self.bending.extend(bending);
+        self.tethers.extend(tethers);
+        self.volumes.extend(volume);
+        self.aero.extend(aero);
         let start = self.positions.len();
         self.positions.extend_from_slice(&desc.positions);
         self.velocities.extend_from_slice(&velocities);
@@ -458,6 +586,14 @@ impl ModelBuilder {
         let particles = Particles::new(&self.positions, &self.velocities, &self.inv_mass);
         let packed: Vec<_> = self.constraints.iter().map(DistanceConstraint::packed).collect();
         let distance = DistanceBatches::new(&packed, &free);
+        let bending = BendingBatches::new(&self.bending, &free);
+        let tethers = TetherBatches::new(&self.tethers, &free);
+        let aero = AeroModel {
+            triangles: self.aero.iter().map(|a| a.0).collect(),
+            coefficients: self.aero.iter().map(|a| a.1).collect(),
+            wind: self.settings.wind.clone(),
+            air_density: self.settings.air_density,
+        };
         let count = |k| self.constraints.iter().filter(|c| c.kind == k).count();
         let report = BuildReport {
             particles: particles.len(),
@@ -465,15 +601,24 @@ impl ModelBuilder {
             stretch: count(DistanceKind::Stretch),
             shear: count(DistanceKind::Shear),
             dropped_pinned: self.dropped_pinned,
-            distance_blocks: distance.block_count(),
-            distance_block_colours: distance.block_colours(),
-            distance_interior: distance.interior_len(),
-            distance_boundary_colours: distance.boundary_colour_sizes(),
-            distance_serial: distance.serial_len(),
-            distance_batches: distance.plan().len(),
-            distance_fill: distance.batch_fill(),
+            distance: SetReport::of(&distance),
+            bending: SetReport::of(&bending),
+            tethers: SetReport::of(&tethers),
+            volumes: self.volumes.len(),
+            aero_triangles: aero.triangles.len(),
         };
-        Ok(Model { settings: self.settings, particles, distance, cloths: self.cloths, report })
+        Ok(Model {
+            settings: self.settings,
+            particles,
+            distance,
+            bending,
+            tethers,
+            volumes: self.volumes,
+            aero,
+            cloths: self.cloths,
+            report,
+            time: 0.0,
+        })
     }
 }
 

@@ -231,6 +231,46 @@ pub enum Rule {
         /// The longest distance a kernel projects, in m.
         max: f32,
     },
+    /// Keyframes whose times do not increase.
+    #[error("key at {} s does not come after the previous key at {} s: keys must be in increasing time", number32(*time), number32(*previous))]
+    KeysOutOfOrder {
+        /// This key's time in s.
+        time: f32,
+        /// The previous key's time in s.
+        previous: f32,
+    },
+    /// A triangle with a repeated corner.
+    #[error("[{a}, {b}, {c}] repeats a corner: a triangle needs three different particles")]
+    DegenerateTriangle {
+        /// Corner.
+        a: u32,
+        /// Corner.
+        b: u32,
+        /// Corner.
+        c: u32,
+    },
+    /// An edge shared by more than two triangles.
+    #[error(
+        "edge [{a}, {b}] is shared by {count} triangles (triangles {triangles}): the mesh is not a \
+         manifold there; fix the mesh, or set non_manifold = \"skip\" to leave such edges out of \
+         bending and shear"
+    )]
+    NonManifoldEdge {
+        /// First particle of the edge.
+        a: u32,
+        /// Second particle of the edge.
+        b: u32,
+        /// How many triangles share it.
+        count: usize,
+        /// The triangles, as text.
+        triangles: String,
+    },
+    /// A constraint that needs a closed surface on an open one.
+    #[error("needs a closed, consistently oriented surface: {problem}")]
+    NotClosed {
+        /// What is wrong with the surface.
+        problem: String,
+    },
     /// A scene without any cloth.
     #[error("the scene has no cloth")]
     NoCloth,

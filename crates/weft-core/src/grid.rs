@@ -87,7 +87,7 @@ impl GridMesh {
                 EdgeSet { edges: self.structural, elasticity: stretch, ..EdgeSet::stretch() },
                 EdgeSet { edges: self.shear, elasticity: shear, ..EdgeSet::shear() },
             ],
-            pins: Vec::new(),
+            ..ClothDesc::default()
         }
     }
 }

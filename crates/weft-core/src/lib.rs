@@ -8,7 +8,9 @@
 //!   types with units.
 //! * [`particles`]: positions, previous positions, velocities and inverse masses as arrays.
 //! * [`batches`]: constraints of one kind packed in SIMD batches by a plan, with `λ`.
-//! * [`distance`]: distance constraints (stretch, shear).
+//! * [`distance`]: distance constraints (stretch, shear); [`bending`]: dihedral angles;
+//!   [`tether`]: long-range attachments; [`volume`]: pressure of closed cloths; [`aero`]: drag
+//!   and lift in the wind.
 //! * [`colouring`]: deterministic greedy colouring and SIMD batch packing, with its invariant.
 //! * [`builder`]: [`ModelBuilder`](builder::ModelBuilder) checks every rule of the bad-input
 //!   policy and returns [`BuildError`](error::BuildError)s naming the cloth, field and index.
@@ -16,7 +18,9 @@
 //!
 //! Units are SI throughout: m, kg, s; inverse masses in 1/kg, `0` meaning pinned.
 
+pub mod aero;
 pub mod batches;
+pub mod bending;
 pub mod builder;
 pub mod colouring;
 pub mod distance;
@@ -27,10 +31,13 @@ pub mod limits;
 pub mod model;
 pub mod particles;
 pub mod settings;
+pub mod shapes;
+pub mod tether;
 pub mod topology;
 pub mod units;
+pub mod volume;
 
-pub use builder::{ClothDesc, EdgeSet, MassSpec, ModelBuilder};
+pub use builder::{ClothDesc, EdgeSet, MassSpec, ModelBuilder, NonManifold};
 pub use error::{BuildError, Rule};
 pub use model::Model;
 pub use settings::{SimSettings, TimeStep};

@@ -2,9 +2,14 @@
 
 use std::ops::Range;
 
+use crate::aero::AeroModel;
+use crate::batches::Batches;
+use crate::bending::BendingBatches;
 use crate::distance::DistanceBatches;
 use crate::particles::{Particles, ParticlesMut};
 use crate::settings::SimSettings;
+use crate::tether::TetherBatches;
+use crate::volume::VolumeConstraint;
 
 /// One cloth of the model: its particles are a contiguous range of the model's.
 #[derive(Debug, Clone, PartialEq)]
@@ -15,6 +20,43 @@ pub struct ClothInfo {
     pub particles: Range<usize>,
     /// Its triangles, in indices local to the cloth (for mesh caches). May be empty.
     pub triangles: Vec<[u32; 3]>,
+}
+
+/// How one batched constraint set was laid out.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct SetReport {
+    /// Constraints solved.
+    pub constraints: usize,
+    /// Blocks of particles whose interior constraints are solved in parallel.
+    pub blocks: usize,
+    /// The most colours a block needs.
+    pub block_colours: usize,
+    /// Constraints interior to a block.
+    pub interior: usize,
+    /// Constraints in each boundary colour (crossing blocks).
+    pub boundary_colours: Vec<usize>,
+    /// Constraints solved serially (overflow of the colouring).
+    pub serial: usize,
+    /// SIMD batches.
+    pub batches: usize,
+    /// Fraction of lanes holding a real constraint.
+    pub fill: f64,
+}
+
+impl SetReport {
+    /// The layout of `set`.
+    pub fn of<const K: usize, const P: usize>(set: &Batches<K, P>) -> Self {
+        SetReport {
+            constraints: set.len(),
+            blocks: set.block_count(),
+            block_colours: set.block_colours(),
+            interior: set.interior_len(),
+            boundary_colours: set.boundary_colour_sizes(),
+            serial: set.serial_len(),
+            batches: set.plan().len(),
+            fill: set.batch_fill(),
+        }
+    }
 }
 
 /// What the builder made of a scene.
@@ -30,20 +72,16 @@ pub struct BuildReport {
     pub shear: usize,
     /// Distance constraints left out because both particles are pinned (they can never move).
     pub dropped_pinned: usize,
-    /// Blocks of particles whose interior distance constraints are solved in parallel.
-    pub distance_blocks: usize,
-    /// The most colours a block needs.
-    pub distance_block_colours: usize,
-    /// Distance constraints interior to a block.
-    pub distance_interior: usize,
-    /// Distance constraints in each boundary colour (crossing blocks).
-    pub distance_boundary_colours: Vec<usize>,
-    /// Distance constraints solved serially (overflow of the colouring).
-    pub distance_serial: usize,
-    /// SIMD batches of distance constraints.
-    pub distance_batches: usize,
-    /// Fraction of distance lanes holding a real constraint.
-    pub distance_fill: f64,
+    /// Layout of the distance constraints (stretch and shear).
+    pub distance: SetReport,
+    /// Layout of the bending constraints.
+    pub bending: SetReport,
+    /// Layout of the tethers.
+    pub tethers: SetReport,
+    /// Volume constraints (one per closed cloth that asks for one).
+    pub volumes: usize,
+    /// Triangles with aerodynamics.
+    pub aero_triangles: usize,
 }
 
 /// A validated model, ready to step.
@@ -52,8 +90,13 @@ pub struct Model {
     pub(crate) settings: SimSettings,
     pub(crate) particles: Particles,
     pub(crate) distance: DistanceBatches,
+    pub(crate) bending: BendingBatches,
+    pub(crate) tethers: TetherBatches,
+    pub(crate) volumes: Vec<VolumeConstraint>,
+    pub(crate) aero: AeroModel,
     pub(crate) cloths: Vec<ClothInfo>,
     pub(crate) report: BuildReport,
+    pub(crate) time: f64,
 }
 
 /// Mutable parts of a model for a solver: the particle state and the constraint sets.
@@ -63,8 +106,18 @@ pub struct ModelMut<'a> {
     pub settings: &'a SimSettings,
     /// Particle state.
     pub particles: ParticlesMut<'a>,
-    /// Distance constraints.
+    /// Distance constraints (stretch, shear).
     pub distance: &'a mut DistanceBatches,
+    /// Bending constraints.
+    pub bending: &'a mut BendingBatches,
+    /// Tethers.
+    pub tethers: &'a mut TetherBatches,
+    /// Volume constraints.
+    pub volumes: &'a mut [VolumeConstraint],
+    /// Aerodynamic triangles.
+    pub aero: &'a AeroModel,
+    /// Simulated time in s since the start (the solver advances it by `h` each step).
+    pub time: &'a mut f64,
 }
 
 impl Model {
@@ -83,9 +136,34 @@ impl Model {
         &self.distance
     }
 
+    /// Bending constraints.
+    pub fn bending(&self) -> &BendingBatches {
+        &self.bending
+    }
+
+    /// Tethers.
+    pub fn tethers(&self) -> &TetherBatches {
+        &self.tethers
+    }
+
+    /// Volume constraints.
+    pub fn volumes(&self) -> &[VolumeConstraint] {
+        &self.volumes
+    }
+
+    /// Aerodynamic triangles and the wind.
+    pub fn aero(&self) -> &AeroModel {
+        &self.aero
+    }
+
     /// The cloths, in scene order.
     pub fn cloths(&self) -> &[ClothInfo] {
         &self.cloths
+    }
+
+    /// Simulated time in s since the start of the bake.
+    pub fn time(&self) -> f64 {
+        self.time
     }
 
     /// What the builder made of the scene.
@@ -99,6 +177,11 @@ impl Model {
             settings: &self.settings,
             particles: self.particles.state_mut(),
             distance: &mut self.distance,
+            bending: &mut self.bending,
+            tethers: &mut self.tethers,
+            volumes: &mut self.volumes,
+            aero: &self.aero,
+            time: &mut self.time,
         }
     }
 }

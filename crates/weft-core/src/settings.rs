@@ -20,10 +20,28 @@ pub struct SimSettings {
     pub gravity: [f32; 3],
     /// Global velocity damping rate in 1/s (`≥ 0`): after each time step `v ← v·exp(−rate·h)`.
     pub velocity_damping: f32,
+    /// Wind velocity keys (m/s at a time in s), interpolated linearly and held constant before
+    /// the first key and after the last; empty means still air. Times increase strictly.
+    pub wind: Vec<WindKey>,
+    /// Density of the air in kg/m³ (`≥ 0`), for the drag and lift of cloths with aerodynamics.
+    pub air_density: f32,
 }
 
+/// The wind at one moment.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct WindKey {
+    /// Time in s from the start of the bake (`≥ 0`).
+    pub time: f32,
+    /// Wind velocity in m/s.
+    pub velocity: [f32; 3],
+}
+
+/// Density of air at sea level and 20 °C, in kg/m³.
+pub const AIR_DENSITY: f32 = 1.2;
+
 impl Default for SimSettings {
-    /// 60 fps, 1 frame, 4 substeps, 8 iterations, Earth gravity along −y, no damping.
+    /// 60 fps, 1 frame, 4 substeps, 8 iterations, Earth gravity along −y, no damping, still air
+    /// of density [`AIR_DENSITY`].
     fn default() -> Self {
         SimSettings {
             fps: 60.0,
@@ -32,6 +50,8 @@ impl Default for SimSettings {
             iterations: 8,
             gravity: [0.0, -9.81, 0.0],
             velocity_damping: 0.0,
+            wind: Vec::new(),
+            air_density: AIR_DENSITY,
         }
     }
 }
@@ -78,6 +98,25 @@ impl SimSettings {
                 "velocity_damping",
                 Rule::Negative { value: crate::error::widen(self.velocity_damping) },
             );
+        }
+        if !self.air_density.is_finite() {
+            return err("air_density", Rule::NotFinite { value: self.air_density.to_string() });
+        }
+        if self.air_density < 0.0 {
+            return err("air_density", Rule::Negative { value: crate::error::widen(self.air_density) });
+        }
+        for (i, key) in self.wind.iter().enumerate() {
+            let at =
+                |rule| Err(BuildError::new(Location { cloth: None, field: "wind", index: Some(i) }, rule));
+            if let Some(v) = std::iter::once(key.time).chain(key.velocity).find(|v| !v.is_finite()) {
+                return at(Rule::NotFinite { value: v.to_string() });
+            }
+            if key.time < 0.0 {
+                return at(Rule::Negative { value: crate::error::widen(key.time) });
+            }
+            if i > 0 && key.time <= self.wind[i - 1].time {
+                return at(Rule::KeysOutOfOrder { time: key.time, previous: self.wind[i - 1].time });
+            }
         }
         let h = self.time_step();
         if !(h.h > 0.0 && h.h.is_finite() && h.inv_h2.is_finite() && h.inv_h2 > 0.0) {
@@ -151,6 +190,17 @@ mod tests {
             (SimSettings { frames: 0, ..base.clone() }, "frames"),
             (SimSettings { gravity: [0.0, f32::INFINITY, 0.0], ..base.clone() }, "gravity"),
             (SimSettings { velocity_damping: -1.0, ..base.clone() }, "velocity_damping"),
+            (SimSettings { air_density: -1.0, ..base.clone() }, "air_density"),
+            (
+                SimSettings {
+                    wind: vec![
+                        WindKey { time: 1.0, velocity: [0.0; 3] },
+                        WindKey { time: 1.0, velocity: [1.0; 3] },
+                    ],
+                    ..base.clone()
+                },
+                "wind",
+            ),
         ] {
             let e = s.validate().unwrap_err();
             assert_eq!(e.location.field, field, "{e}");

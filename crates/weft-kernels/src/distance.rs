@@ -246,8 +246,8 @@ pub(crate) fn solve_phases(
     }
 }
 
-/// `|C|` over all distance constraints, now: the largest (m) and the sum (m) and count, reduced
-/// in a fixed order.
+/// `|C|` over all distance constraints, now: largest, sum and count, in m and relative to the rest
+/// length (strain), reduced in a fixed order.
 pub fn residual(lanes: &DistanceLanes<'_>, positions: &[Record]) -> crate::stats::Residual {
     assert_eq!(positions.len(), lanes.particle_count(), "positions belong to another model");
     let batches = lanes.batch_count();
@@ -259,9 +259,11 @@ pub fn residual(lanes: &DistanceLanes<'_>, positions: &[Record]) -> crate::stats
                 let pa = gather8(|i| positions[i as usize], &lanes.particles(0)[b].0);
                 let pb = gather8(|i| positions[i as usize], &lanes.particles(1)[b].0);
                 let d = sub3(xyz(pb), xyz(pa));
-                let c = (dot3(d, d).sqrt() - f32x8::new(lanes.param(REST)[b].0)).abs().to_array();
-                for &v in &c[..lanes.plan().active[b] as usize] {
-                    r.add(v);
+                let rest = f32x8::new(lanes.param(REST)[b].0);
+                let c = (dot3(d, d).sqrt() - rest).abs();
+                let (c, strain) = (c.to_array(), (c / rest).to_array());
+                for k in 0..lanes.plan().active[b] as usize {
+                    r.add(c[k], strain[k]);
                 }
             }
             r

@@ -1,6 +1,8 @@
 //! The particle passes of a time step: prediction before the constraints, velocity rebuild and
 //! damping after them.
 
+use std::ops::Range;
+
 use weft_core::settings::TimeStep;
 
 use crate::records::Record;
@@ -24,12 +26,12 @@ pub(crate) struct ParticleArrays<'a> {
 }
 
 impl ParticleArrays<'_> {
-    /// One team phase over the particles, in chunks of [`PARTICLE_CHUNK`]: `f(positions, prev,
-    /// velocities)` for each chunk.
+    /// One team phase over the particles, in chunks of [`PARTICLE_CHUNK`]: `f(range, positions,
+    /// prev, velocities)` for each chunk.
     fn for_each_chunk(
         &self,
         team: &Team<'_>,
-        mut f: impl FnMut(&mut [Record], &mut [Record], &mut [Record]),
+        mut f: impl FnMut(Range<usize>, &mut [Record], &mut [Record], &mut [Record]),
     ) {
         team.for_each(self.len.div_ceil(PARTICLE_CHUNK), |c| {
             let range = c * PARTICLE_CHUNK..((c + 1) * PARTICLE_CHUNK).min(self.len);
@@ -39,28 +41,34 @@ impl ParticleArrays<'_> {
                 (
                     self.positions.range_mut(range.clone()),
                     self.prev.range_mut(range.clone()),
-                    self.velocities.range_mut(range),
+                    self.velocities.range_mut(range.clone()),
                 )
             };
-            f(x, xp, v);
+            f(range, x, xp, v);
         });
     }
 }
 
-/// Prediction: for every free particle (`w > 0`), `v += h·g`, `x_prev = x`, `x += h·v`; a pinned
-/// particle only sets `x_prev = x`. `g` in m/s², positions in m, velocities in m/s.
+/// Prediction: for every free particle (`w > 0`), `v += h·(g + w·F)`, `x_prev = x`, `x += h·v`;
+/// a pinned particle only sets `x_prev = x`. `g` in m/s², `F` (the external force on each
+/// particle, or none) in N, positions in m, velocities in m/s.
 pub fn predict(
     positions: &mut [Record],
     prev: &mut [Record],
     velocities: &mut [Record],
     gravity: [f32; 3],
+    forces: Option<&[Record]>,
     step: &TimeStep,
 ) {
-    for ((x, xp), v) in positions.iter_mut().zip(prev).zip(velocities) {
+    for (k, ((x, xp), v)) in positions.iter_mut().zip(prev).zip(velocities).enumerate() {
         *xp = [x[0], x[1], x[2], 0.0];
         if x[3] > 0.0 {
+            let a = match forces {
+                Some(f) => [0, 1, 2].map(|i| gravity[i] + x[3] * f[k][i]),
+                None => gravity,
+            };
             for i in 0..3 {
-                v[i] += step.h * gravity[i];
+                v[i] += step.h * a[i];
                 x[i] += step.h * v[i];
             }
         }
@@ -75,19 +83,23 @@ pub fn update_velocities(positions: &[Record], prev: &[Record], velocities: &mut
     }
 }
 
-/// [`predict`] as a team phase.
+/// [`predict`] as a team phase; `forces` holds one record per particle (N), or is empty.
 pub(crate) fn predict_phase(
     team: &Team<'_>,
     arrays: &ParticleArrays<'_>,
     gravity: [f32; 3],
+    forces: &[Record],
     step: &TimeStep,
 ) {
-    arrays.for_each_chunk(team, |x, xp, v| predict(x, xp, v, gravity, step));
+    arrays.for_each_chunk(team, |range, x, xp, v| {
+        let f = (!forces.is_empty()).then(|| &forces[range]);
+        predict(x, xp, v, gravity, f, step)
+    });
 }
 
 /// [`update_velocities`] as a team phase.
 pub(crate) fn velocity_phase(team: &Team<'_>, arrays: &ParticleArrays<'_>, step: &TimeStep) {
-    arrays.for_each_chunk(team, |x, xp, v| update_velocities(x, xp, v, step));
+    arrays.for_each_chunk(team, |_, x, xp, v| update_velocities(x, xp, v, step));
 }
 
 #[cfg(test)]
@@ -100,7 +112,7 @@ mod tests {
         let mut x = vec![[0.0, 0.0, 0.0, 1.0], [1.0, 0.0, 0.0, 0.0]];
         let mut xp = vec![[0.0; 4]; 2];
         let mut v = vec![[0.0; 4]; 2];
-        predict(&mut x, &mut xp, &mut v, [0.0, -2.0, 0.0], &step);
+        predict(&mut x, &mut xp, &mut v, [0.0, -2.0, 0.0], None, &step);
         assert_eq!(x[0], [0.0, -0.5, 0.0, 1.0]);
         assert_eq!(x[1], [1.0, 0.0, 0.0, 0.0]);
         update_velocities(&x, &xp, &mut v, &step);

@@ -6,7 +6,8 @@
 //! * [`lane`]: the [`Real`](lane::Real) trait that every kernel body is written against, so the
 //!   SIMD path and its scalar twin are one source ([`SIMD_WIDTH`] lanes or one).
 //! * [`records`]: particle records in and out of lanes (gather + transpose, transpose + scatter).
-//! * [`distance`]: the distance constraint (stretch, shear).
+//! * [`distance`]: the distance constraint (stretch, shear); [`bending`]: dihedral angles;
+//!   [`tether`]: long-range attachments; [`volume`]: pressure; [`aero`]: drag and lift.
 //! * [`integrate`]: prediction and velocity rebuild.
 //! * [`schedule`]: runs a batch plan: blocks in parallel, boundary colours in fixed chunks, the
 //!   serial list; the split depends on the scene, so results are bit-identical for any thread
@@ -21,6 +22,8 @@
 //!  No kernel uses fused multiply-add, so the SIMD path, the
 //! scalar path and builds for different SIMD levels all give the same bits.
 
+pub mod aero;
+pub mod bending;
 pub mod distance;
 pub mod integrate;
 pub mod lane;
@@ -30,9 +33,11 @@ mod shared;
 pub mod stats;
 pub mod step;
 pub mod team;
+pub mod tether;
+pub mod volume;
 
 pub use lane::SIMD_WIDTH;
-pub use stats::{Residual, StepStats};
+pub use stats::{KindStats, Residual, StepStats};
 pub use step::{StepOptions, step};
 
 /// Which instantiation of the kernels a step runs.

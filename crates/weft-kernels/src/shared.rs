@@ -36,32 +36,10 @@ unsafe impl<T: Send> Send for SharedSlice<'_, T> {}
 // SAFETY: as above.
 unsafe impl<T: Send> Sync for SharedSlice<'_, T> {}
 
-impl<'a, T: Copy> SharedSlice<'a, T> {
+impl<'a, T> SharedSlice<'a, T> {
     /// Shares `slice` for the duration of the borrow.
     pub(crate) fn new(slice: &'a mut [T]) -> Self {
         SharedSlice { ptr: slice.as_mut_ptr(), len: slice.len(), _borrow: PhantomData }
-    }
-
-    /// Reads element `i`.
-    ///
-    /// # Safety
-    /// `i < len`, and no other thread writes element `i` during this call.
-    #[inline(always)]
-    pub(crate) unsafe fn load(&self, i: u32) -> T {
-        debug_assert!((i as usize) < self.len);
-        // SAFETY: the caller guarantees `i` is in bounds and that no write races this read.
-        unsafe { self.ptr.add(i as usize).read() }
-    }
-
-    /// Writes element `i`.
-    ///
-    /// # Safety
-    /// `i < len`, and no other thread reads or writes element `i` during this call.
-    #[inline(always)]
-    pub(crate) unsafe fn store(&self, i: u32, value: T) {
-        debug_assert!((i as usize) < self.len);
-        // SAFETY: the caller guarantees `i` is in bounds and exclusive access to element `i`.
-        unsafe { self.ptr.add(i as usize).write(value) }
     }
 
     /// All elements, shared.
@@ -87,5 +65,29 @@ impl<'a, T: Copy> SharedSlice<'a, T> {
         assert!(range.start <= range.end && range.end <= self.len, "range out of bounds");
         // SAFETY: in bounds (checked); the caller guarantees exclusive access for the lifetime.
         unsafe { std::slice::from_raw_parts_mut(self.ptr.add(range.start), range.end - range.start) }
+    }
+}
+
+impl<'a, T: Copy> SharedSlice<'a, T> {
+    /// Reads element `i`.
+    ///
+    /// # Safety
+    /// `i < len`, and no other thread writes element `i` during this call.
+    #[inline(always)]
+    pub(crate) unsafe fn load(&self, i: u32) -> T {
+        debug_assert!((i as usize) < self.len);
+        // SAFETY: the caller guarantees `i` is in bounds and that no write races this read.
+        unsafe { self.ptr.add(i as usize).read() }
+    }
+
+    /// Writes element `i`.
+    ///
+    /// # Safety
+    /// `i < len`, and no other thread reads or writes element `i` during this call.
+    #[inline(always)]
+    pub(crate) unsafe fn store(&self, i: u32, value: T) {
+        debug_assert!((i as usize) < self.len);
+        // SAFETY: the caller guarantees `i` is in bounds and exclusive access to element `i`.
+        unsafe { self.ptr.add(i as usize).write(value) }
     }
 }

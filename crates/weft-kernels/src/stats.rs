@@ -1,22 +1,31 @@
-//! Step statistics: degenerate lanes and constraint residuals.
+//! Step statistics per constraint kind: degenerate lanes and residuals.
 
-/// `|C|` over a set of constraints: largest, sum and count (m), reduced in a fixed order.
+/// `|C|` over a set of constraints after the last iteration: largest, sum and count, in the
+/// kind's unit (m for distances and tethers, rad for bending, m³ for volume), and the same
+/// relative to the constraint's scale where it has one (`|C|/L` for distances, `|C|/(p·V₀)` for
+/// volume; 0 elsewhere). Reduced in a fixed order.
 #[derive(Debug, Clone, Copy, PartialEq, Default)]
 pub struct Residual {
-    /// Largest `|C|` in m.
+    /// Largest `|C|`.
     pub max_abs: f32,
-    /// Sum of `|C|` in m.
+    /// Sum of `|C|`.
     pub sum_abs: f64,
+    /// Largest `|C|` relative to the constraint's scale (dimensionless).
+    pub max_rel: f32,
+    /// Sum of the relative `|C|`.
+    pub sum_rel: f64,
     /// Constraints counted.
     pub count: u64,
 }
 
 impl Residual {
-    /// Counts one constraint with `|C| = value` (m).
+    /// Counts one constraint with `|C| = value` and relative value `relative`.
     #[inline]
-    pub fn add(&mut self, value: f32) {
+    pub fn add(&mut self, value: f32, relative: f32) {
         self.max_abs = self.max_abs.max(value);
         self.sum_abs += value as f64;
+        self.max_rel = self.max_rel.max(relative);
+        self.sum_rel += relative as f64;
         self.count += 1;
     }
 
@@ -25,35 +34,68 @@ impl Residual {
         Residual {
             max_abs: self.max_abs.max(other.max_abs),
             sum_abs: self.sum_abs + other.sum_abs,
+            max_rel: self.max_rel.max(other.max_rel),
+            sum_rel: self.sum_rel + other.sum_rel,
             count: self.count + other.count,
         }
     }
 
-    /// Mean `|C|` in m (0 for an empty set).
+    /// Mean `|C|` (0 for an empty set).
     pub fn mean_abs(&self) -> f64 {
         if self.count == 0 { 0.0 } else { self.sum_abs / self.count as f64 }
     }
+
+    /// Mean relative `|C|` (0 for an empty set).
+    pub fn mean_rel(&self) -> f64 {
+        if self.count == 0 { 0.0 } else { self.sum_rel / self.count as f64 }
+    }
 }
 
-/// What one time step did.
+/// What one time step did to one constraint kind.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct KindStats {
+    /// Projections skipped as degenerate (no usable gradient), summed over the iterations.
+    pub degenerate: u64,
+    /// `|C|` after the last iteration, when asked for.
+    pub residual: Option<Residual>,
+}
+
+impl KindStats {
+    fn accumulate(&mut self, later: &KindStats) {
+        self.degenerate += later.degenerate;
+        if later.residual.is_some() {
+            self.residual = later.residual;
+        }
+    }
+}
+
+/// What one time step did, per constraint kind, in the order the step solves them.
 #[derive(Debug, Clone, Copy, PartialEq, Default)]
 pub struct StepStats {
-    /// Constraint projections skipped as degenerate (particles too close or too far to give a
-    /// direction), summed over the iterations of the step.
-    pub degenerate: u64,
+    /// Distance constraints (stretch and shear); residual in m, relative = strain.
+    pub distance: KindStats,
+    /// Bending constraints; residual in rad.
+    pub bending: KindStats,
+    /// Tethers; residual = how far beyond its bound a particle is, in m.
+    pub tethers: KindStats,
+    /// Volume constraints; residual in m³, relative to the target volume.
+    pub volume: KindStats,
     /// Distance constraints left out at build because both their particles are pinned.
     pub dropped_at_build: usize,
-    /// `|C|` of the distance constraints after the last iteration, when asked for.
-    pub distance_residual: Option<Residual>,
 }
 
 impl StepStats {
-    /// Accumulates the counters of another step (residual: the later one wins).
+    /// Degenerate projections of every kind.
+    pub fn degenerate(&self) -> u64 {
+        self.distance.degenerate + self.bending.degenerate + self.tethers.degenerate + self.volume.degenerate
+    }
+
+    /// Accumulates the counters of another step (residuals: the later one wins).
     pub fn accumulate(&mut self, later: &StepStats) {
-        self.degenerate += later.degenerate;
+        self.distance.accumulate(&later.distance);
+        self.bending.accumulate(&later.bending);
+        self.tethers.accumulate(&later.tethers);
+        self.volume.accumulate(&later.volume);
         self.dropped_at_build = later.dropped_at_build;
-        if later.distance_residual.is_some() {
-            self.distance_residual = later.distance_residual;
-        }
     }
 }

@@ -1,33 +1,50 @@
-//! The XPBD time step, as DESIGN §2 states it:
+//! The XPBD time step, as DESIGN §2 states it, with every constraint kind in a fixed order:
 //!
-//! 1. predict: `v += h·g`, `x_prev = x`, `x += h·v` for free particles;
-//! 2. `λ := 0` for every constraint;
-//! 3. `iterations` times: distance constraints (stretch and shear), colour by colour;
-//! 4. `v = (x − x_prev)/h`, then global velocity damping.
+//! 1. forces: drag and lift of the triangles in the wind (from the state at the start of the step);
+//! 2. predict: `v += h·(g + w·F)`, `x_prev = x`, `x += h·v` for free particles;
+//! 3. `λ := 0` for every constraint;
+//! 4. `iterations` times: distance constraints (stretch and shear), bending, tethers, volume;
+//!    each batched kind colour by colour (see [`crate::schedule`]);
+//! 5. `v = (x − x_prev)/h`, then global velocity damping.
 
 use weft_core::Model;
+use weft_core::lanes::Lanes;
 
 use crate::KernelPath;
-use crate::distance;
 use crate::integrate::{ParticleArrays, predict_phase, velocity_phase};
+use crate::records::Record;
 use crate::shared::SharedSlice;
-use crate::stats::StepStats;
-use crate::team;
+use crate::stats::{KindStats, StepStats};
+use crate::team::{self, Team};
+use crate::{aero, bending, distance, tether, volume};
 
 /// How to run a step.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct StepOptions {
     /// SIMD lanes or the scalar instantiation of the same kernels.
     pub path: KernelPath,
-    /// Evaluate `|C|` of every constraint after the last iteration (one read-only pass).
+    /// Evaluate `|C|` of every constraint after the last iteration (one read-only pass per kind).
     pub residual: bool,
+}
+
+/// Batches per work item of the `λ` reset.
+const LAMBDA_CHUNK: usize = 1024;
+
+/// `λ := 0` for a batched set, as a team phase.
+fn reset_phase(team: &Team<'_>, lambdas: SharedSlice<'_, Lanes<f32>>, len: usize) {
+    team.for_each(len.div_ceil(LAMBDA_CHUNK), |c| {
+        let range = c * LAMBDA_CHUNK..((c + 1) * LAMBDA_CHUNK).min(len);
+        // SAFETY: each chunk index is claimed by one thread in this phase and chunks are
+        // disjoint; no other code touches the multipliers meanwhile.
+        unsafe { lambdas.range_mut(range) }.fill(Lanes::splat(0.0));
+    });
 }
 
 /// Advances `model` by one XPBD time step `h = 1/(fps·substeps)`, on the current rayon pool.
 ///
-/// The whole step is one team of the pool's threads (see [`crate::team`]): prediction, the
-/// `λ` reset, every phase of every iteration and the velocity update, separated by barriers. The
-/// result is the same, bit for bit, for any number of threads.
+/// The whole step is one team of the pool's threads (see [`crate::team`]): forces, prediction,
+/// the `λ` reset, every phase of every iteration and the velocity update, separated by
+/// barriers. The result is the same, bit for bit, for any number of threads.
 pub fn step(model: &mut Model, options: &StepOptions) -> StepStats {
     let dropped_at_build = model.report().dropped_pinned;
     let parts = model.parts_mut();
@@ -35,47 +52,73 @@ pub fn step(model: &mut Model, options: &StepOptions) -> StepStats {
     let time_step = settings.time_step();
     let p = parts.particles;
     let len = p.positions.len();
-    let (lanes, lambda) = parts.distance.lanes_and_lambda_mut();
-    assert_eq!(len, lanes.particle_count(), "the constraint set belongs to the model's particles");
+    let (distance_lanes, distance_lambda) = parts.distance.lanes_and_lambda_mut();
+    let (bending_lanes, bending_lambda) = parts.bending.lanes_and_lambda_mut();
+    let (tether_lanes, tether_lambda) = parts.tethers.lanes_and_lambda_mut();
+    for count in
+        [distance_lanes.particle_count(), bending_lanes.particle_count(), tether_lanes.particle_count()]
+    {
+        assert!(count == len || count == 0, "the constraint sets belong to the model's particles");
+    }
     let arrays = ParticleArrays {
         positions: SharedSlice::new(p.positions),
         prev: SharedSlice::new(p.prev_positions),
         velocities: SharedSlice::new(p.velocities),
         len,
     };
-    let lambdas = SharedSlice::new(lambda);
-    let lambda_len = lanes.batch_count();
-    let degenerate: u64 = team::run(|team| {
-        predict_phase(team, &arrays, settings.gravity, &time_step);
-        team.for_each(lambda_len.div_ceil(LAMBDA_CHUNK), |c| {
-            let range = c * LAMBDA_CHUNK..((c + 1) * LAMBDA_CHUNK).min(lambda_len);
-            // SAFETY: each chunk index is claimed by one thread in this phase and chunks are
-            // disjoint; no other code touches the multipliers meanwhile.
-            unsafe { lambdas.range_mut(range) }.fill(weft_core::lanes::Lanes::splat(0.0));
-        });
+    let mut forces: Vec<Record> = if parts.aero.is_empty() { Vec::new() } else { vec![[0.0; 4]; len] };
+    let forces_len = forces.len();
+    let forces = SharedSlice::new(&mut forces);
+    let lambdas = [
+        SharedSlice::new(distance_lambda),
+        SharedSlice::new(bending_lambda),
+        SharedSlice::new(tether_lambda),
+    ];
+    let lambda_lens = [distance_lanes.batch_count(), bending_lanes.batch_count(), tether_lanes.batch_count()];
+    let volumes = SharedSlice::new(&mut *parts.volumes);
+    let (aero_model, time, path) = (parts.aero, *parts.time, options.path);
+    let per_thread: Vec<[u64; 4]> = team::run(|team| {
+        if forces_len > 0 {
+            // SAFETY: nothing writes positions or velocities during the force phases.
+            let (x, v) = unsafe { (arrays.positions.as_slice(), arrays.velocities.as_slice()) };
+            aero::force_phases(team, aero_model, x, v, forces, time);
+        }
+        // SAFETY: the force phases have ended for every thread (barrier); nothing writes the
+        // forces again before the team ends.
+        let f = unsafe { forces.as_slice() };
+        predict_phase(team, &arrays, settings.gravity, f, &time_step);
+        for (lambdas, &len) in lambdas.iter().zip(&lambda_lens) {
+            reset_phase(team, *lambdas, len);
+        }
         // SAFETY: the previous positions are written only by the prediction phase, which every
         // thread has finished (barrier); nothing writes them again before the team ends.
         let prev = unsafe { arrays.prev.as_slice() };
-        let mut degenerate = 0;
+        let records = arrays.positions;
+        let mut degenerate = [0u64; 4];
         for _ in 0..settings.iterations {
-            degenerate += distance::solve_phases(
-                team,
-                &lanes,
-                lambdas,
-                arrays.positions,
-                prev,
-                &time_step,
-                options.path,
-            );
+            degenerate[0] +=
+                distance::solve_phases(team, &distance_lanes, lambdas[0], records, prev, &time_step, path);
+            degenerate[1] +=
+                bending::solve_phases(team, &bending_lanes, lambdas[1], records, prev, &time_step, path);
+            degenerate[2] +=
+                tether::solve_phases(team, &tether_lanes, lambdas[2], records, prev, &time_step, path);
+            degenerate[3] += volume::solve_phases(team, volumes, records, &time_step);
         }
         velocity_phase(team, &arrays, &time_step);
         degenerate
-    })
-    .iter()
-    .sum();
-    let distance_residual = options.residual.then(|| distance::residual(&lanes, p.positions));
-    StepStats { degenerate, dropped_at_build, distance_residual }
+    });
+    let degenerate = per_thread.iter().fold([0u64; 4], |a, b| std::array::from_fn(|k| a[k] + b[k]));
+    *parts.time += time_step.h64;
+    let x = &*p.positions;
+    let kind = |k: usize, residual: &dyn Fn() -> crate::Residual| KindStats {
+        degenerate: degenerate[k],
+        residual: options.residual.then(residual),
+    };
+    StepStats {
+        distance: kind(0, &|| distance::residual(&distance_lanes, x)),
+        bending: kind(1, &|| bending::residual(&bending_lanes, x)),
+        tethers: kind(2, &|| tether::residual(&tether_lanes, x)),
+        volume: kind(3, &|| volume::residual(parts.volumes, x)),
+        dropped_at_build,
+    }
 }
-
-/// Batches per work item of the `λ` reset.
-const LAMBDA_CHUNK: usize = 1024;

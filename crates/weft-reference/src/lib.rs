@@ -98,8 +98,12 @@
 //! assert_eq!(stats.degenerate, 0);
 //! ```
 
+mod aero;
+mod bending;
 mod distance;
 mod particle;
 mod solver;
+mod tether;
+mod volume;
 
 pub use solver::{ReferenceSolver, ReferenceStepStats, Residual};

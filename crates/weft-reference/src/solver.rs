@@ -25,6 +25,16 @@ pub struct ReferenceSolver {
     iterations: u32,
     /// Gravity in m/s².
     gravity: Vec3,
+    /// Bending constraints, in solve order.
+    bending: crate::bending::Set,
+    /// Tethers, in solve order.
+    tethers: crate::tether::Set,
+    /// Volume constraints.
+    volumes: crate::volume::Set,
+    /// Triangles in the wind.
+    aero: crate::aero::Aero,
+    /// Simulated time in s.
+    time: f64,
 }
 
 /// What one time step did, for the statistics a solver reports.
@@ -33,8 +43,16 @@ pub struct ReferenceStepStats {
     /// Constraint projections skipped as degenerate (particles closer than
     /// [`MIN_LENGTH`](weft_core::distance::MIN_LENGTH) or farther apart than
     /// [`MAX_LENGTH`](weft_core::distance::MAX_LENGTH)), summed over the iterations: a
-    /// constraint skipped in all of 8 iterations counts 8.
+    /// constraint skipped in all of 8 iterations counts 8. All kinds together.
     pub degenerate: u64,
+    /// Of which distance constraints.
+    pub distance: u64,
+    /// Of which bending constraints.
+    pub bending: u64,
+    /// Of which tethers.
+    pub tethers: u64,
+    /// Of which volume constraints.
+    pub volume: u64,
 }
 
 /// How far the distance constraints are from being satisfied: statistics of `|C|` in m.
@@ -87,46 +105,67 @@ impl ReferenceSolver {
             time_step: settings.time_step(),
             iterations: settings.iterations,
             gravity: Vec3::from_array(settings.gravity),
+            bending: crate::bending::Set::from_model(model),
+            tethers: crate::tether::Set::from_model(model),
+            volumes: crate::volume::Set::from_model(model),
+            aero: crate::aero::Aero::from_model(model),
+            time: model.time(),
         }
     }
 
     /// Advances the state by one XPBD time step of `h = 1/(fps·substeps)` seconds.
     ///
-    /// 1. Predict: every free particle gets `v += h·g`, `x_prev = x`, `x += h·v`; a pinned one
-    ///    only gets `x_prev = x`.
-    /// 2. Set every `λ` to 0.
-    /// 3. `iterations` times, project every distance constraint in solve order.
-    /// 4. Velocities from the displacement, `v = (x − x_prev)/h`, then `v *= exp(−rate·h)`
+    /// 1. Forces: drag and lift of the triangles in the wind, from the state at the start.
+    /// 2. Predict: every free particle gets `v += h·(g + w·F)`, `x_prev = x`, `x += h·v`; a
+    ///    pinned one only gets `x_prev = x`.
+    /// 3. Set every `λ` to 0.
+    /// 4. `iterations` times, project every constraint in solve order, kind after kind: distance
+    ///    (stretch, shear), bending, tethers, volume.
+    /// 5. Velocities from the displacement, `v = (x − x_prev)/h`, then `v *= exp(−rate·h)`
     ///    (global velocity damping).
     pub fn step(&mut self) -> ReferenceStepStats {
-        self.predict();
+        let forces =
+            if self.aero.is_empty() { None } else { Some(self.aero.forces(&self.particles, self.time)) };
+        self.predict(forces.as_deref());
         self.reset_lambdas();
         let mut stats = ReferenceStepStats::default();
         for _ in 0..self.iterations {
-            stats.degenerate += self.project_distances();
+            stats.distance += self.project_distances();
+            stats.bending += self.bending.project_all(&mut self.particles, &self.time_step);
+            stats.tethers += self.tethers.project_all(&mut self.particles, &self.time_step);
+            stats.volume += self.volumes.project_all(&mut self.particles, &self.time_step);
         }
+        stats.degenerate = stats.distance + stats.bending + stats.tethers + stats.volume;
         self.update_velocities();
+        self.time += self.time_step.h64;
         stats
     }
 
-    /// Step 1: explicit gravity on the velocity, then the velocity on the position
-    /// (semi-implicit Euler). `x_prev` keeps the start of the step for steps 3 and 4.
-    fn predict(&mut self) {
+    /// Step 2: explicit gravity and external forces on the velocity, then the velocity on the
+    /// position (semi-implicit Euler). `x_prev` keeps the start of the step for steps 4 and 5.
+    fn predict(&mut self, forces: Option<&[Vec3]>) {
         let h = self.time_step.h;
-        for p in &mut self.particles {
+        for (i, p) in self.particles.iter_mut().enumerate() {
             p.prev_position = p.position;
             if p.is_free() {
-                p.velocity += h * self.gravity;
+                let acceleration = match forces {
+                    Some(f) => self.gravity + p.inv_mass * f[i],
+                    None => self.gravity,
+                };
+                p.velocity += h * acceleration;
                 p.position += h * p.velocity;
             }
         }
     }
 
-    /// Step 2: `λ` starts every time step at 0 (no warm start across steps).
+    /// Step 3: `λ` starts every time step at 0 (no warm start across steps).
     fn reset_lambdas(&mut self) {
         for c in &mut self.distance {
             c.lambda = 0.0;
         }
+        self.bending.reset();
+        self.tethers.reset();
+        self.volumes.reset();
     }
 
     /// One Gauss-Seidel sweep (step 3) over the distance constraints, in solve order; each sees
@@ -285,7 +324,7 @@ mod tests {
     fn seed_rigid_reaches_rest_length_in_one_projection() {
         let mut solver = seed(0.0, 1);
         let stats = solver.step();
-        assert_eq!(stats, ReferenceStepStats { degenerate: 0 });
+        assert_eq!(stats, ReferenceStepStats::default());
         assert_eq!(solver.lambdas(), vec![-1.0]);
         assert_eq!(solver.positions(), vec![[0.0, 0.0, 0.0], [1.0, 0.0, 0.0]]);
         assert_eq!(solver.residual(), Residual { max: 0.0, mean: 0.0 });
