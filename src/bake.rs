@@ -53,7 +53,13 @@ use crate::progress::Progress;
 pub const STATS_FILE: &str = "stats.csv";
 
 /// Header line of [`STATS_FILE`].
-pub const STATS_HEADER: &str = "frame,time_s,degenerate,max_abs_c_m,mean_abs_c_m";
+///
+/// Per frame: the degenerate projections of all its time steps, then, after its last time step,
+/// for the distance constraints the largest and mean `|C|` (m) and the largest strain `|C|/L`;
+/// for bending the largest and mean `|C|` (rad); for tethers the largest excess beyond a bound
+/// (m); for volume the largest `|V − p·V₀| / (p·V₀)`. A kind the scene does not have reads 0.
+pub const STATS_HEADER: &str = "frame,time_s,degenerate,distance_max_abs_c_m,distance_mean_abs_c_m,\
+distance_max_strain,bending_max_abs_c_rad,bending_mean_abs_c_rad,tether_max_excess_m,volume_max_rel_error";
 
 /// How to bake.
 #[derive(Debug, Clone, PartialEq)]
@@ -110,10 +116,9 @@ pub struct FrameStats {
     pub frame: u32,
     /// Its time in s: `frame / fps`.
     pub time: f64,
-    /// Projections skipped as degenerate in the frame's time steps.
-    pub degenerate: u64,
-    /// `|C|` of the distance constraints after the frame's last time step (m).
-    pub residual: Residual,
+    /// Per kind: projections skipped as degenerate, summed over the frame's time steps, and
+    /// `|C|` after its last time step.
+    pub step: StepStats,
 }
 
 /// What a bake did: counts, per-frame statistics, timings and the files written.
@@ -166,7 +171,7 @@ impl BakeReport {
 
     /// `|C|` of the distance constraints after the last frame.
     pub fn final_residual(&self) -> Residual {
-        self.per_frame.last().map(|f| f.residual).unwrap_or_default()
+        self.per_frame.last().and_then(|f| f.step.distance.residual).unwrap_or_default()
     }
 
     /// A few lines for a person: frames, steps, time, threads, SIMD level, degenerate projections,
@@ -199,7 +204,31 @@ impl BakeReport {
             self.dropped_at_build
         );
         let _ = writeln!(s, "  degenerate projections: {}", self.totals.degenerate());
-        let _ = writeln!(s, "  final |C|: max {:.3e} m, mean {:.3e} m", r.max_abs, r.mean_abs());
+        let _ = writeln!(
+            s,
+            "  final distance |C|: max {:.3e} m, mean {:.3e} m, largest strain {:.3} %",
+            r.max_abs,
+            r.mean_abs(),
+            r.max_rel * 100.0
+        );
+        if let Some(last) = self.per_frame.last() {
+            let kinds =
+                [("bending", &last.step.bending, "rad"), ("tethers", &last.step.tethers, "m beyond bound")];
+            for (name, kind, unit) in kinds {
+                if let Some(r) = kind.residual.filter(|r| r.count > 0) {
+                    let _ = writeln!(
+                        s,
+                        "  final {name} |C|: max {:.3e} {unit}, mean {:.3e} {unit} ({} degenerate projections)",
+                        r.max_abs,
+                        r.mean_abs(),
+                        kind.degenerate
+                    );
+                }
+            }
+            if let Some(r) = last.step.volume.residual.filter(|r| r.count > 0) {
+                let _ = writeln!(s, "  final volume error: {:.3} % of the target", r.max_rel * 100.0);
+            }
+        }
         let _ = writeln!(s, "  wrote {}", file_list(&self.files));
         s
     }
@@ -381,6 +410,7 @@ fn frames(model: &mut Model, options: &BakeOptions) -> Result<BakeReport, BakeEr
                 dir: &options.out_dir,
                 name: &cloth.name,
                 triangles: &cloth.triangles,
+                uvs: &cloth.uvs,
                 point_count: cloth.particles.len(),
                 fps: settings.fps,
                 samples: settings.frames.saturating_add(1), // below u32::MAX: see check_limits
@@ -407,17 +437,13 @@ fn frames(model: &mut Model, options: &BakeOptions) -> Result<BakeReport, BakeEr
     // Grown as frames are baked, never reserved up front from a count in the scene.
     let mut per_frame = Vec::new();
     for frame in 1..=settings.frames {
-        let mut degenerate = 0;
-        let mut residual = Residual::default();
+        let mut frame_stats = StepStats::default();
         for s in 1..=settings.substeps {
             let stats = step(model, if s == settings.substeps { &last } else { &quiet });
-            degenerate += stats.degenerate();
-            if let Some(r) = stats.distance.residual {
-                residual = r;
-            }
+            frame_stats.accumulate(&stats);
             totals.accumulate(&stats);
         }
-        let row = FrameStats { frame, time: frame as f64 / settings.fps, degenerate, residual };
+        let row = FrameStats { frame, time: frame as f64 / settings.fps, step: frame_stats };
         stats.write(stats_row(&row).as_bytes()).map_err(stats_err)?;
         per_frame.push(row);
         write_samples(model, &cloths, &mut caches, &mut sample)?;
@@ -507,13 +533,20 @@ fn write_samples(
 /// One row of [`STATS_FILE`], with its line break. Numbers are written in Rust's shortest
 /// round-trip form, so the file is a function of the simulation only.
 pub fn stats_row(f: &FrameStats) -> String {
+    let r = |k: &weft_kernels::KindStats| k.residual.unwrap_or_default();
+    let (d, b, t, v) = (r(&f.step.distance), r(&f.step.bending), r(&f.step.tethers), r(&f.step.volume));
     format!(
-        "{},{:?},{},{:?},{:?}\n",
+        "{},{:?},{},{:?},{:?},{:?},{:?},{:?},{:?},{:?}\n",
         f.frame,
         f.time,
-        f.degenerate,
-        f.residual.max_abs,
-        f.residual.mean_abs()
+        f.step.degenerate(),
+        d.max_abs,
+        d.mean_abs(),
+        d.max_rel,
+        b.max_abs,
+        b.mean_abs(),
+        t.max_abs,
+        v.max_rel
     )
 }
 
@@ -594,13 +627,14 @@ mod tests {
 
     #[test]
     fn stats_rows_are_exact() {
-        let rows = [FrameStats {
-            frame: 1,
-            time: 0.1,
-            degenerate: 2,
-            residual: Residual { max_abs: 0.5, sum_abs: 0.75, count: 3, ..Residual::default() },
-        }];
-        assert_eq!(stats_csv(&rows), format!("{STATS_HEADER}\n1,0.1,2,0.5,0.25\n"));
+        let residual = Residual { max_abs: 0.5, sum_abs: 0.75, max_rel: 0.25, sum_rel: 0.5, count: 3 };
+        let mut step = StepStats {
+            distance: weft_kernels::KindStats { degenerate: 2, residual: Some(residual) },
+            ..StepStats::default()
+        };
+        step.bending.degenerate = 1;
+        let rows = [FrameStats { frame: 1, time: 0.1, step }];
+        assert_eq!(stats_csv(&rows), format!("{STATS_HEADER}\n1,0.1,3,0.5,0.25,0.25,0.0,0.0,0.0,0.0\n"));
     }
 
     #[test]

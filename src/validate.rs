@@ -134,7 +134,7 @@ pub fn describe(model: &Model) -> String {
     {
         let _ = writeln!(
             s,
-            "                {:<9} {:>12} {:>7} {:>14} {:>15} ({:>3}) {:>12} {:>13} {:>9.1} %",
+            "                {:<9} {:>12} {:>7} {:>14} {:>15} ({:>3}) {:>12} {:>13} {:>11}",
             name,
             set.constraints,
             set.blocks,
@@ -143,7 +143,7 @@ pub fn describe(model: &Model) -> String {
             set.boundary_colours.len(),
             set.serial,
             set.batches,
-            set.fill * 100.0
+            if set.constraints == 0 { "-".to_string() } else { format!("{:.1} %", set.fill * 100.0) }
         );
     }
     let _ = writeln!(

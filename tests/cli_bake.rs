@@ -59,7 +59,10 @@ fn seed_example_lands_exactly_at_one_and_one_and_a_half_metres() {
         let stats = fs::read_to_string(dir.path().join("stats.csv")).unwrap();
         assert_eq!(
             stats,
-            format!("frame,time_s,degenerate,max_abs_c_m,mean_abs_c_m\n1,0.1,0,{residual},{residual}\n"),
+            format!(
+                "{}\n1,0.1,0,{residual},{residual},{residual},0.0,0.0,0.0,0.0\n",
+                weft::bake::STATS_HEADER
+            ),
             "{scene}"
         );
         let mut names: Vec<_> = contents(dir.path()).into_keys().collect();
@@ -149,21 +152,23 @@ fn validate_prints_the_model() {
         "particles:      12 (2 pinned)",
         // 3 × 3 along the rows, 4 × 2 along the columns; two diagonals in each of 3 × 2 cells.
         // Defaults: 4 substeps, 8 iterations; 29 constraints × 8 iterations × 8 steps.
-        "constraints:    29 distance: stretch 17, shear 12",
+        "constraints:    29 distance (stretch 17, shear 12), 0 bending, 0 tethers, 0 volume, 0 triangles in the wind",
         "dropped:        0 (both ends pinned: they can never move)",
         "work:           8 time steps, 1856 constraint projections",
         "ok: the scene is valid",
     ] {
         assert!(text.lines().any(|l| l == line), "no line {line:?} in\n{text}");
     }
-    assert!(
-        text.contains(
-            "blocks:         1 of up to 4096 particles, solved in parallel: 29 interior constraints"
-        ),
+    // One block holds all 12 particles: 29 constraints in 8 colours of one batch each (8 lanes),
+    // none across blocks, none serial; 29 of 64 lanes used.
+    let row = |kind: &str| text.lines().find(|l| l.trim_start().starts_with(kind)).unwrap().to_string();
+    let cells = |kind: &str| row(kind).split_whitespace().map(str::to_string).collect::<Vec<_>>();
+    assert_eq!(
+        cells("distance"),
+        ["distance", "29", "1", "8", "0", "(", "0)", "0", "8", "45.3", "%"],
         "{text}"
     );
-    assert!(text.contains("boundary:       0 constraints across blocks"), "{text}");
-    assert!(text.contains("SIMD batches:"), "{text}");
+    assert_eq!(cells("bending"), ["bending", "0", "0", "0", "0", "(", "0)", "0", "0", "-"], "{text}");
     assert!(text.contains("memory:         about "), "{text}");
 }
 

@@ -126,6 +126,9 @@ pub struct ClothDesc {
     pub mass: MassSpec,
     /// Triangles (for density lumping and mesh output).
     pub triangles: Vec<[u32; 3]>,
+    /// Texture coordinates of each triangle's corners, carried to mesh caches: empty (none), or
+    /// one `[[u, v]; 3]` per triangle, in the order of its corners.
+    pub uvs: Vec<[[f32; 2]; 3]>,
     /// Distance constraint lists.
     pub edge_sets: Vec<EdgeSet>,
     /// Pinned particles (inverse mass 0). Repeats are allowed.
@@ -328,6 +331,22 @@ impl ModelBuilder {
             if a == b || b == c || a == c {
                 return Err(err("triangles", Some(i), Rule::DegenerateTriangle { a, b, c }));
             }
+        }
+        if !desc.uvs.is_empty() && desc.uvs.len() != desc.triangles.len() {
+            let rule = Rule::LengthMismatch {
+                len: desc.uvs.len(),
+                expected: desc.triangles.len(),
+                partner: "triangles",
+            };
+            return Err(err("uvs", None, rule));
+        }
+        if let Some((i, v)) = desc
+            .uvs
+            .iter()
+            .enumerate()
+            .find_map(|(i, t)| t.iter().flatten().find(|v| !v.is_finite()).map(|v| (i, v.to_string())))
+        {
+            return Err(err("uvs", Some(i), Rule::NotFinite { value: v }));
         }
         let topology = MeshTopology::new(&desc.triangles);
         if let (NonManifold::Error, Some(e)) = (desc.non_manifold, topology.non_manifold.first()) {
@@ -573,7 +592,12 @@ impl ModelBuilder {
         self.inv_mass.extend_from_slice(&inv_mass);
         self.constraints.extend(constraints);
         self.dropped_pinned += dropped;
-        self.cloths.push(ClothInfo { name, particles: start..start + n, triangles: desc.triangles.clone() });
+        self.cloths.push(ClothInfo {
+            name,
+            particles: start..start + n,
+            triangles: desc.triangles.clone(),
+            uvs: desc.uvs.clone(),
+        });
         Ok(self)
     }
 
@@ -588,12 +612,7 @@ impl ModelBuilder {
         let distance = DistanceBatches::new(&packed, &free);
         let bending = BendingBatches::new(&self.bending, &free);
         let tethers = TetherBatches::new(&self.tethers, &free);
-        let aero = AeroModel {
-            triangles: self.aero.iter().map(|a| a.0).collect(),
-            coefficients: self.aero.iter().map(|a| a.1).collect(),
-            wind: self.settings.wind.clone(),
-            air_density: self.settings.air_density,
-        };
+        let aero = AeroModel::new(&self.aero, &self.settings, particles.len());
         let count = |k| self.constraints.iter().filter(|c| c.kind == k).count();
         let report = BuildReport {
             particles: particles.len(),

@@ -274,6 +274,25 @@ pub enum Rule {
     /// A scene without any cloth.
     #[error("the scene has no cloth")]
     NoCloth,
+    /// A number below the least value its setting allows (a tether scale under 1, say).
+    #[error("{} must be at least {}: {why}", number(*value), number(*min))]
+    BelowMinimum {
+        /// The offending value.
+        value: f64,
+        /// The least value allowed.
+        min: f64,
+        /// Why that is the least.
+        why: &'static str,
+    },
+    /// A feature asked of a cloth that lacks what it works on (tethers without pins, drag and
+    /// lift without triangles).
+    #[error("{feature} needs {needs}, and the cloth has none")]
+    MissingPrerequisite {
+        /// What was asked for.
+        feature: &'static str,
+        /// What it needs.
+        needs: &'static str,
+    },
 }
 
 /// A number as a message shows it: whole numbers without a fraction, others in the shortest form

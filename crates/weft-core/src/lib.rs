@@ -28,6 +28,7 @@ pub mod error;
 pub mod grid;
 pub mod lanes;
 pub mod limits;
+pub mod mesh;
 pub mod model;
 pub mod particles;
 pub mod settings;

@@ -20,6 +20,8 @@ pub struct ClothInfo {
     pub particles: Range<usize>,
     /// Its triangles, in indices local to the cloth (for mesh caches). May be empty.
     pub triangles: Vec<[u32; 3]>,
+    /// Texture coordinates of each triangle's corners (for mesh caches): empty, or one per triangle.
+    pub uvs: Vec<[[f32; 2]; 3]>,
 }
 
 /// How one batched constraint set was laid out.

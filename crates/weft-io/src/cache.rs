@@ -11,6 +11,7 @@
 //!     dir: dir.path(),
 //!     name: "seed",
 //!     triangles: &[],
+//!     uvs: &[],
 //!     point_count: 2,
 //!     fps: 10.0,
 //!     samples: 2,
@@ -111,6 +112,9 @@ pub struct CacheSpec<'a> {
     /// Triangles, as indices into the points (for USD and OBJ faces; PC2 ignores them). May be
     /// empty: USD then writes a `Points` prim and OBJ only vertices.
     pub triangles: &'a [[u32; 3]],
+    /// Texture coordinates of each triangle's corners, for USD (`primvars:st`, face-varying) and
+    /// OBJ (`vt`); PC2 has none. Empty, or one `[[u, v]; 3]` per triangle.
+    pub uvs: &'a [[[f32; 2]; 3]],
     /// Points per sample (`≥ 1`).
     pub point_count: usize,
     /// Samples per second, in 1/s (`> 0`): the bake's frames per second.
@@ -121,7 +125,7 @@ pub struct CacheSpec<'a> {
 
 impl CacheSpec<'_> {
     /// Checks the spec: a file-safe name, at least one point and one sample, a finite positive
-    /// `fps`, triangle indices below `point_count`.
+    /// `fps`, triangle indices below `point_count`, no UVs or finite UVs for every triangle.
     pub fn validate(&self) -> io::Result<()> {
         let name_ok = !self.name.is_empty()
             && !self.name.starts_with('.')
@@ -152,7 +156,40 @@ impl CacheSpec<'_> {
                 self.name, self.point_count
             )));
         }
+        if !self.uvs.is_empty() && self.uvs.len() != self.triangles.len() {
+            return Err(invalid(format!(
+                "cache '{}': {} triangles but UVs for {}",
+                self.name,
+                self.triangles.len(),
+                self.uvs.len()
+            )));
+        }
+        if let Some(i) = self.uvs.iter().position(|t| t.iter().flatten().any(|v| !v.is_finite())) {
+            return Err(invalid(format!(
+                "cache '{}': triangle {i} has UVs {:?}, not finite",
+                self.name, self.uvs[i]
+            )));
+        }
         Ok(())
+    }
+
+    /// The distinct UVs in order of first use, and the index of each triangle corner's UV into
+    /// them (`3·t + k` for corner `k` of triangle `t`). Deterministic: depends only on the UVs.
+    pub(crate) fn indexed_uvs(&self) -> (Vec<[f32; 2]>, Vec<u32>) {
+        let mut index = std::collections::HashMap::new();
+        let mut values = Vec::new();
+        let corners = self
+            .uvs
+            .iter()
+            .flatten()
+            .map(|&uv| {
+                *index.entry(uv.map(f32::to_bits)).or_insert_with(|| {
+                    values.push(uv);
+                    values.len() as u32 - 1
+                })
+            })
+            .collect();
+        (values, corners)
     }
 
     /// The final path of a file named `NAME` + `suffix` in the directory.
@@ -264,7 +301,18 @@ mod tests {
     #[test]
     fn spec_rules() {
         let dir = Path::new(".");
-        let ok = CacheSpec { dir, name: "a", triangles: &[[0, 1, 2]], point_count: 3, fps: 24.0, samples: 1 };
+        let uvs = [[[0.0, 0.0], [1.0, 0.0], [0.0, 1.0]]];
+        let ok = CacheSpec {
+            dir,
+            name: "a",
+            triangles: &[[0, 1, 2]],
+            uvs: &uvs,
+            point_count: 3,
+            fps: 24.0,
+            samples: 1,
+        };
+        assert_eq!(ok.indexed_uvs(), (vec![[0.0, 0.0], [1.0, 0.0], [0.0, 1.0]], vec![0, 1, 2]));
+        let bad_uvs = [[[0.0, 0.0], [f32::NAN, 0.0], [0.0, 1.0]]];
         assert!(ok.validate().is_ok());
         for bad in [
             CacheSpec { name: "../x", ..ok },
@@ -274,6 +322,8 @@ mod tests {
             CacheSpec { samples: 0, ..ok },
             CacheSpec { fps: 0.0, ..ok },
             CacheSpec { fps: f64::NAN, ..ok },
+            CacheSpec { uvs: &bad_uvs, ..ok },
+            CacheSpec { uvs: &[uvs[0], uvs[0]], ..ok },
         ] {
             let e = bad.validate().unwrap_err();
             assert_eq!(e.kind(), io::ErrorKind::InvalidInput, "{e}");
@@ -288,6 +338,7 @@ mod tests {
                 dir: dir.path(),
                 name: "c",
                 triangles: &[],
+                uvs: &[],
                 point_count: 1,
                 fps: 24.0,
                 samples: 2,

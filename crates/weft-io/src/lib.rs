@@ -7,6 +7,8 @@
 //!   unit documented there. [`load_scene`] / [`parse_scene`] give a [`Scene`];
 //!   [`Scene::build_model`] gives a [`weft_core::Model`]; errors are [`SceneError`]s pointing at
 //!   `file:line:column`.
+//! * [`obj`]: Wavefront OBJ meshes for cloths ([`read_obj`]): polygons triangulated with their quad
+//!   pairs kept, UVs per triangle corner, and the file line behind every particle and triangle.
 //! * [`cache`]: the [`CacheWriter`] trait, the [`CacheFormat`]s and [`create_cache`].
 //! * [`pc2`]: PC2 point caches (writer and a hardened reader, [`read_pc2`] / [`parse_pc2`]).
 //! * [`usd`]: ASCII USD (`.usda`) meshes with time-sampled points.
@@ -17,6 +19,7 @@
 //! writer leaves no cache that looks complete.
 
 pub mod cache;
+pub mod obj;
 pub mod obj_sequence;
 pub mod pc2;
 pub mod scene;
@@ -24,5 +27,6 @@ mod staged;
 pub mod usd;
 
 pub use cache::{CacheFormat, CacheSpec, CacheWriter, UnknownFormat, create_cache};
+pub use obj::{ObjError, ObjMesh, ObjProblem, ObjectSelection, parse_obj, read_obj};
 pub use pc2::{Pc2, Pc2Error, parse_pc2, read_pc2};
 pub use scene::{MAX_SCENE_BYTES, Scene, SceneError, SceneRule, SourcePos, load_scene, parse_scene};

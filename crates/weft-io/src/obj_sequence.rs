@@ -2,9 +2,11 @@
 //!
 //! The frame number is zero-padded to 4 digits, or more if the last sample needs them (so the
 //! names sort in frame order). Each file holds a `v x y z` line per point (m) and, if the cloth
-//! has triangles, an `f a b c` line per triangle (1-based indices, as OBJ counts). Each frame is
-//! written to `NAME.NNNN.obj.partial`; [`CacheWriter::finish`] renames every frame once all
-//! samples are written.
+//! has triangles, an `f a b c` line per triangle (1-based indices, as OBJ counts). A cloth with UVs
+//! also gets its distinct texture coordinates as `vt u v` lines (in order of first use) and faces
+//! `f a/ta b/tb c/tc`, so a UV seam is kept without splitting a point. Each frame is written to
+//! `NAME.NNNN.obj.partial`; [`CacheWriter::finish`] renames every frame once all samples are
+//! written.
 
 use std::fmt::Write as _;
 use std::io;
@@ -31,7 +33,7 @@ pub struct ObjSequenceWriter {
     name: String,
     digits: usize,
     check: SampleCheck,
-    /// The `f` lines, written once and appended to every frame.
+    /// The `vt` and `f` lines, made once and appended to every frame.
     faces: String,
     text: String,
 }
@@ -41,8 +43,27 @@ impl ObjSequenceWriter {
     pub fn create(spec: &CacheSpec<'_>) -> io::Result<Self> {
         spec.validate()?;
         let mut faces = String::new();
-        for t in spec.triangles {
-            let _ = writeln!(faces, "f {} {} {}", t[0] + 1, t[1] + 1, t[2] + 1);
+        if spec.uvs.is_empty() {
+            for t in spec.triangles {
+                let _ = writeln!(faces, "f {} {} {}", t[0] + 1, t[1] + 1, t[2] + 1);
+            }
+        } else {
+            let (values, corners) = spec.indexed_uvs();
+            for [u, v] in values {
+                let _ = writeln!(faces, "vt {u} {v}");
+            }
+            for (t, uv) in spec.triangles.iter().zip(corners.chunks_exact(3)) {
+                let _ = writeln!(
+                    faces,
+                    "f {}/{} {}/{} {}/{}",
+                    t[0] + 1,
+                    uv[0] + 1,
+                    t[1] + 1,
+                    uv[1] + 1,
+                    t[2] + 1,
+                    uv[2] + 1
+                );
+            }
         }
         Ok(ObjSequenceWriter {
             staged: Staged::default(),
@@ -97,6 +118,7 @@ mod tests {
             dir: dir.path(),
             name: "flag",
             triangles: &[[0, 1, 2]],
+            uvs: &[],
             point_count: 3,
             fps: 24.0,
             samples: 3,
@@ -119,6 +141,29 @@ mod tests {
     }
 
     #[test]
+    fn uvs_are_shared_texture_coordinates() {
+        let dir = tempfile::tempdir().unwrap();
+        let uvs = [[[0.0, 0.0], [1.0, 0.0], [1.0, 1.0]], [[0.0, 0.0], [1.0, 1.0], [0.0, 0.5]]];
+        let spec = CacheSpec {
+            dir: dir.path(),
+            name: "quad",
+            triangles: &[[0, 1, 2], [0, 2, 3]],
+            uvs: &uvs,
+            point_count: 4,
+            fps: 24.0,
+            samples: 1,
+        };
+        let mut w = create_cache(CacheFormat::ObjSequence, &spec).unwrap();
+        w.write_sample(&[[0.0, 0.0, 0.0], [1.0, 0.0, 0.0], [1.0, 1.0, 0.0], [0.0, 1.0, 0.0]]).unwrap();
+        let files = w.finish().unwrap();
+        assert_eq!(
+            std::fs::read_to_string(&files[0]).unwrap(),
+            "# weft cloth 'quad', frame 0\nv 0 0 0\nv 1 0 0\nv 1 1 0\nv 0 1 0\n\
+             vt 0 0\nvt 1 0\nvt 1 1\nvt 0 0.5\nf 1/1 2/2 3/3\nf 1/1 3/3 4/4\n"
+        );
+    }
+
+    #[test]
     fn digits_grow_with_the_sequence() {
         assert_eq!(frame_digits(0), 4);
         assert_eq!(frame_digits(1), 4);
@@ -128,6 +173,7 @@ mod tests {
             dir: std::path::Path::new("out"),
             name: "c",
             triangles: &[],
+            uvs: &[],
             point_count: 1,
             fps: 24.0,
             samples: 100_001,

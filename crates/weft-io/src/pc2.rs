@@ -278,7 +278,7 @@ mod tests {
     use super::*;
 
     fn spec(dir: &Path) -> CacheSpec<'_> {
-        CacheSpec { dir, name: "seed", triangles: &[], point_count: 2, fps: 10.0, samples: 2 }
+        CacheSpec { dir, name: "seed", triangles: &[], uvs: &[], point_count: 2, fps: 10.0, samples: 2 }
     }
 
     #[test]

@@ -24,6 +24,10 @@
 //!         uniform bool doubleSided = true
 //!         int[] faceVertexCounts = [3]
 //!         int[] faceVertexIndices = [0, 1, 2]
+//!         texCoord2f[] primvars:st = [(0.0, 0.0), (1.0, 0.0), (0.0, 1.0)] (
+//!             interpolation = "faceVarying"
+//!         )
+//!         int[] primvars:st:indices = [0, 1, 2]
 //!         uniform token subdivisionScheme = "none"
 //!         point3f[] points.timeSamples = {
 //!             0: [(0.0, 0.0, 0.0), (1.0, 0.0, 0.0), (0.0, 1.0, 0.0)],
@@ -36,6 +40,11 @@
 //!     }
 //! }
 //! ```
+//!
+//! A cloth with UVs gets them as the primvar `st`, face-varying (one value per corner of each face,
+//! so a UV seam is kept without splitting a point) and indexed: `primvars:st` holds the distinct
+//! UVs in order of first use and `primvars:st:indices` the one for each entry of
+//! `faceVertexIndices`. A cloth without UVs has no `st`.
 //!
 //! A cloth without triangles becomes a `Points` prim with the same `points.timeSamples` and
 //! `extent.timeSamples` and one constant width, [`POINT_WIDTH`]. The prim is named after the
@@ -135,7 +144,23 @@ impl UsdWriter {
             for (i, p) in spec.triangles.iter().flatten().enumerate() {
                 let _ = write!(head, "{}{p}", if i == 0 { "" } else { ", " });
             }
-            head.push_str("]\n        uniform token subdivisionScheme = \"none\"\n");
+            head.push_str("]\n");
+            if !spec.uvs.is_empty() {
+                let (values, corners) = spec.indexed_uvs();
+                head.push_str("        texCoord2f[] primvars:st = [");
+                for (i, uv) in values.iter().enumerate() {
+                    let _ = write!(head, "{}({:?}, {:?})", if i == 0 { "" } else { ", " }, uv[0], uv[1]);
+                }
+                head.push_str(
+                    "] (\n            interpolation = \"faceVarying\"\n        )\n        \
+                     int[] primvars:st:indices = [",
+                );
+                for (i, c) in corners.iter().enumerate() {
+                    let _ = write!(head, "{}{c}", if i == 0 { "" } else { ", " });
+                }
+                head.push_str("]\n");
+            }
+            head.push_str("        uniform token subdivisionScheme = \"none\"\n");
         }
         head.push_str("        point3f[] points.timeSamples = {\n");
         write_all(&mut out, head.as_bytes(), &path)?;
@@ -199,9 +224,9 @@ mod tests {
     use super::*;
     use crate::cache::{CacheFormat, create_cache};
 
-    fn bake(name: &str, triangles: &[[u32; 3]]) -> String {
+    fn bake(name: &str, triangles: &[[u32; 3]], uvs: &[[[f32; 2]; 3]]) -> String {
         let dir = tempfile::tempdir().unwrap();
-        let spec = CacheSpec { dir: dir.path(), name, triangles, point_count: 3, fps: 24.0, samples: 2 };
+        let spec = CacheSpec { dir: dir.path(), name, triangles, uvs, point_count: 3, fps: 24.0, samples: 2 };
         let mut w = create_cache(CacheFormat::Usd, &spec).unwrap();
         w.write_sample(&[[0.0, 0.0, 0.0], [1.0, 0.0, 0.0], [0.0, 1.0, 0.0]]).unwrap();
         w.write_sample(&[[0.0, 0.0, 0.0], [1.0, 0.0, -0.25], [0.1, 0.9, 1e-7]]).unwrap();
@@ -212,7 +237,7 @@ mod tests {
 
     #[test]
     fn mesh_layer_is_exact() {
-        let text = bake("seed", &[[0, 1, 2]]);
+        let text = bake("seed", &[[0, 1, 2]], &[[[0.0, 0.0], [1.0, 0.0], [0.0, 1.0]]]);
         let expected = r#"#usda 1.0
 (
     defaultPrim = "weft"
@@ -231,6 +256,10 @@ def Xform "weft"
         uniform bool doubleSided = true
         int[] faceVertexCounts = [3]
         int[] faceVertexIndices = [0, 1, 2]
+        texCoord2f[] primvars:st = [(0.0, 0.0), (1.0, 0.0), (0.0, 1.0)] (
+            interpolation = "faceVarying"
+        )
+        int[] primvars:st:indices = [0, 1, 2]
         uniform token subdivisionScheme = "none"
         point3f[] points.timeSamples = {
             0: [(0.0, 0.0, 0.0), (1.0, 0.0, 0.0), (0.0, 1.0, 0.0)],
@@ -248,13 +277,18 @@ def Xform "weft"
 
     #[test]
     fn points_without_triangles_and_prim_names() {
-        let text = bake("2-flag.v1", &[]);
+        let text = bake("2-flag.v1", &[], &[]);
         assert!(text.contains("    def Points \"_2_flag_v1\"\n"));
         assert!(
             text.contains("float[] widths = [0.01] (\n            interpolation = \"constant\"\n        )\n")
         );
         assert!(text.contains("point3f[] points.timeSamples = {\n            0: ["));
         assert!(!text.contains("faceVertex"));
+        let no_uvs = bake("seed", &[[0, 1, 2]], &[]);
+        assert!(
+            no_uvs.contains("int[] faceVertexIndices = [0, 1, 2]\n        uniform token subdivisionScheme")
+        );
+        assert!(!no_uvs.contains("primvars"));
     }
 
     #[test]

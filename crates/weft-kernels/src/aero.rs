@@ -1,12 +1,60 @@
-//! Aerodynamic forces (see `weft_core::aero`): per-triangle drag and lift from the cloth's
-//! velocity relative to the wind, accumulated per particle in a fixed order, as phases of the
-//! step's team before the prediction. (Being written: the step already calls it.)
+//! Aerodynamic forces (see `weft_core::aero` for the model and its units): per-triangle drag and
+//! lift from the cloth's velocity relative to the wind, accumulated per particle in a fixed order,
+//! as one phase of the step's team before the prediction.
+//!
+//! The phase runs over chunks of [`PARTICLE_CHUNK`] particles. Each free particle sums a third of
+//! the force of each of its triangles, in triangle order; a triangle's force is computed by each
+//! of its corners (three times, on the same inputs, so with the same bits) instead of once into a
+//! shared per-triangle buffer, which keeps the pass a single phase with no scratch memory. It runs
+//! once per step, not per iteration. Pinned particles get no force (the prediction ignores it).
+//! The split depends only on the model, so the forces are bit-identical for any thread count.
 
-use weft_core::aero::AeroModel;
+use weft_core::aero::{AeroModel, wind_at};
 
+use crate::integrate::PARTICLE_CHUNK;
 use crate::records::Record;
 use crate::shared::SharedSlice;
-use crate::team::Team;
+use crate::team::{self, Team};
+
+/// Drag plus lift on triangle `t` (N), from positions `x` and velocities `v` at the start of the
+/// step and the wind `wind` (m/s); zero for a triangle with no area, no velocity through the
+/// air, or a force that would not be finite.
+///
+/// ```
+/// use weft_core::aero::AeroModel;
+/// use weft_core::settings::{SimSettings, WindKey};
+/// use weft_kernels::aero::triangle_force;
+/// // A right triangle of 0.5 m² in the xy plane at rest, in a 10 m/s wind along +z:
+/// // drag ½·ρ·C_d·A·|v|² = ½·1.2·1·0.5·100 = 30 N along the wind.
+/// let settings = SimSettings { air_density: 1.2, ..SimSettings::default() };
+/// let aero = AeroModel::new(&[([0, 1, 2], [1.0, 0.0])], &settings, 3);
+/// let x = [[0.0, 0.0, 0.0, 1.0], [1.0, 0.0, 0.0, 1.0], [0.0, 1.0, 0.0, 1.0]];
+/// let f = triangle_force(&aero, &x, &[[0.0; 4]; 3], [0.0, 0.0, 10.0], 0);
+/// assert!((f[2] - 30.0).abs() < 1e-4 && f[0] == 0.0 && f[1] == 0.0, "{f:?}");
+/// ```
+#[inline]
+pub fn triangle_force(aero: &AeroModel, x: &[Record], v: &[Record], wind: [f32; 3], t: usize) -> [f32; 3] {
+    let [ia, ib, ic] = aero.triangles[t].map(|p| p as usize);
+    let [drag, lift] = aero.coefficients[t];
+    let (a, b, c) = (x[ia], x[ib], x[ic]);
+    let rel: [f32; 3] = std::array::from_fn(|k| (v[ia][k] + v[ib][k] + v[ic][k]) / 3.0 - wind[k]);
+    let (u, w) = ([b[0] - a[0], b[1] - a[1], b[2] - a[2]], [c[0] - a[0], c[1] - a[1], c[2] - a[2]]);
+    let cross = [u[1] * w[2] - u[2] * w[1], u[2] * w[0] - u[0] * w[2], u[0] * w[1] - u[1] * w[0]];
+    let dot = |p: [f32; 3], q: [f32; 3]| p[0] * q[0] + p[1] * q[1] + p[2] * q[2];
+    let (cross2, speed2) = (dot(cross, cross), dot(rel, rel));
+    if !(cross2 > 0.0 && cross2.is_finite() && speed2 > 0.0 && speed2.is_finite()) {
+        return [0.0; 3];
+    }
+    let twice_area = cross2.sqrt();
+    let n = cross.map(|k| k / twice_area);
+    let vn = dot(rel, n);
+    // q·(v·n̂) with q = ½ρA|v| and A = |cross|/2.
+    let q = 0.5 * aero.air_density * (0.5 * twice_area) * speed2.sqrt();
+    let k = -(q * vn);
+    let (normal, along) = (drag + lift, lift * (vn / speed2));
+    let f: [f32; 3] = std::array::from_fn(|i| k * (normal * n[i] - along * rel[i]));
+    if f.iter().all(|c| c.is_finite()) { f } else { [0.0; 3] }
+}
 
 /// Writes the aerodynamic force on every particle (N, `[x, y, z, 0]`) into `forces`, at time
 /// `time` (s), from the positions and velocities at the start of the step.
@@ -14,12 +62,48 @@ use crate::team::Team;
 /// The caller guarantees that `forces` has one record per particle and that no other code
 /// touches it during the call; `positions` and `velocities` are not written meanwhile.
 pub(crate) fn force_phases(
-    _team: &Team<'_>,
+    team: &Team<'_>,
     aero: &AeroModel,
-    _positions: &[Record],
-    _velocities: &[Record],
-    _forces: SharedSlice<'_, Record>,
-    _time: f64,
+    positions: &[Record],
+    velocities: &[Record],
+    forces: SharedSlice<'_, Record>,
+    time: f64,
 ) {
-    assert!(aero.is_empty(), "not written yet");
+    let wind = wind_at(&aero.wind, time);
+    let len = positions.len();
+    team.for_each(len.div_ceil(PARTICLE_CHUNK), |c| {
+        let range = c * PARTICLE_CHUNK..((c + 1) * PARTICLE_CHUNK).min(len);
+        // SAFETY: each chunk index is claimed by one thread in this phase, the chunks are
+        // disjoint and inside `forces` (one record per particle, the caller's guarantee), and no
+        // other code touches the forces meanwhile.
+        let out = unsafe { forces.range_mut(range.clone()) };
+        for (f, i) in out.iter_mut().zip(range) {
+            let mut sum = [0.0f32; 3];
+            if positions[i][3] > 0.0 {
+                for &t in aero.incident(i) {
+                    let ft = triangle_force(aero, positions, velocities, wind, t as usize);
+                    sum = std::array::from_fn(|k| sum[k] + ft[k] / 3.0);
+                }
+            }
+            *f = [sum[0], sum[1], sum[2], 0.0];
+        }
+    });
+}
+
+/// The aerodynamic force on every particle (N, `[x, y, z, 0]`; zero for pinned particles) at time
+/// `time` (s), computed by one team of the current rayon pool as a step computes it.
+///
+/// # Panics
+/// If `positions` and `velocities` differ in length, or `aero` was built for another particle
+/// count.
+pub fn forces(aero: &AeroModel, positions: &[Record], velocities: &[Record], time: f64) -> Vec<Record> {
+    assert_eq!(positions.len(), velocities.len(), "one velocity per particle");
+    let mut out = vec![[0.0; 4]; positions.len()];
+    if aero.is_empty() {
+        return out;
+    }
+    assert_eq!(aero.incidence_start.len(), positions.len() + 1, "the aerodynamics belong to another model");
+    let shared = SharedSlice::new(&mut out);
+    team::run(|team| force_phases(team, aero, positions, velocities, shared, time));
+    out
 }

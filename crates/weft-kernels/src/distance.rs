@@ -126,15 +126,17 @@ fn xyz<R: Copy>(r: [R; 4]) -> V3<R> {
 }
 
 /// The distance kernel with what it needs besides the records and `λ`: the lanes, the previous
-/// positions (for damping) and the time step. `DAMPED` selects the variant with constraint
-/// damping (its extra gather of previous positions is skipped when no constraint is damped).
-struct DistanceKernel<'a, const DAMPED: bool> {
+/// positions (for damping) and the time step. `SOFT` selects the variant that loads compliances
+/// (the column is stored empty when every constraint is rigid); `DAMPED` the variant with
+/// constraint damping (its extra gather of previous positions is skipped when no constraint is
+/// damped). Damping scales with compliance (`γ = α·β/h`), so it exists only when `SOFT`.
+struct DistanceKernel<'a, const SOFT: bool, const DAMPED: bool> {
     lanes: &'a DistanceLanes<'a>,
     prev: &'a [Record],
     step: &'a TimeStep,
 }
 
-impl<const DAMPED: bool> BatchKernel for DistanceKernel<'_, DAMPED> {
+impl<const SOFT: bool, const DAMPED: bool> BatchKernel for DistanceKernel<'_, SOFT, DAMPED> {
     #[inline(always)]
     fn simd<G: BatchGroup>(&self, b: usize, lambda: &mut [Lanes<f32>], access: &mut impl Access) -> u32 {
         let (lanes, step) = (self.lanes, self.step);
@@ -142,7 +144,8 @@ impl<const DAMPED: bool> BatchKernel for DistanceKernel<'_, DAMPED> {
         let (ia, ib) = (&lanes.particles(0)[batches.clone()], &lanes.particles(1)[batches.clone()]);
         let [xa, ya, za, wa] = G::gather(|i| access.load(i), ia);
         let [xb, yb, zb, wb] = G::gather(|i| access.load(i), ib);
-        let compliance = G::load(&lanes.param(COMPLIANCE)[batches.clone()]);
+        let compliance =
+            if SOFT { G::load(&lanes.param(COMPLIANCE)[batches.clone()]) } else { G::splat(0.0) };
         let alpha_tilde = compliance * G::splat(step.inv_h2);
         let damping = DAMPED.then(|| {
             let (pa, pb) =
@@ -175,7 +178,7 @@ impl<const DAMPED: bool> BatchKernel for DistanceKernel<'_, DAMPED> {
             let (ia, ib) = (lanes.particles(0)[b].0[k], lanes.particles(1)[b].0[k]);
             let (ra, rb) = (access.load(ia), access.load(ib));
             let (xa, xb, wa, wb) = (xyz(ra), xyz(rb), ra[3], rb[3]);
-            let compliance = lanes.param(COMPLIANCE)[b].0[k];
+            let compliance = if SOFT { lanes.param(COMPLIANCE)[b].0[k] } else { 0.0 };
             let alpha_tilde = compliance * step.inv_h2;
             let damping = DAMPED.then(|| Damping {
                 gamma: compliance * lanes.param(DAMPING)[b].0[k] * step.inv_h,
@@ -239,10 +242,33 @@ pub(crate) fn solve_phases(
     path: KernelPath,
 ) -> u64 {
     assert_eq!(prev.len(), lanes.particle_count(), "previous positions belong to another model");
-    if lanes.param(DAMPING).is_empty() {
-        solve_plan(team, &DistanceKernel::<false> { lanes, prev, step }, lanes.plan(), lambdas, records, path)
-    } else {
-        solve_plan(team, &DistanceKernel::<true> { lanes, prev, step }, lanes.plan(), lambdas, records, path)
+    let (soft, damped) = (!lanes.param(COMPLIANCE).is_empty(), !lanes.param(DAMPING).is_empty());
+    let plan = lanes.plan();
+    match (soft, damped) {
+        (false, _) => solve_plan(
+            team,
+            &DistanceKernel::<false, false> { lanes, prev, step },
+            plan,
+            lambdas,
+            records,
+            path,
+        ),
+        (true, false) => solve_plan(
+            team,
+            &DistanceKernel::<true, false> { lanes, prev, step },
+            plan,
+            lambdas,
+            records,
+            path,
+        ),
+        (true, true) => solve_plan(
+            team,
+            &DistanceKernel::<true, true> { lanes, prev, step },
+            plan,
+            lambdas,
+            records,
+            path,
+        ),
     }
 }
 

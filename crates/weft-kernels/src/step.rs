@@ -95,14 +95,14 @@ pub fn step(model: &mut Model, options: &StepOptions) -> StepStats {
         let prev = unsafe { arrays.prev.as_slice() };
         let records = arrays.positions;
         let mut degenerate = [0u64; 4];
-        for _ in 0..settings.iterations {
+        for iteration in 0..settings.iterations {
             degenerate[0] +=
                 distance::solve_phases(team, &distance_lanes, lambdas[0], records, prev, &time_step, path);
             degenerate[1] +=
                 bending::solve_phases(team, &bending_lanes, lambdas[1], records, prev, &time_step, path);
             degenerate[2] +=
                 tether::solve_phases(team, &tether_lanes, lambdas[2], records, prev, &time_step, path);
-            degenerate[3] += volume::solve_phases(team, volumes, records, &time_step);
+            degenerate[3] += volume::solve_phases(team, volumes, records, &time_step, iteration == 0);
         }
         velocity_phase(team, &arrays, &time_step);
         degenerate

@@ -14,8 +14,12 @@
 //! Which thread runs which item varies from run to run; what an item computes does not, because
 //! the items of one phase touch disjoint data (see `crate::shared`) and every total a phase
 //! produces is an integer sum or is gathered per item and combined in item order.
+//!
+//! A thread that panics marks the team as poisoned on its way out; the others, waiting for it at
+//! a barrier, see the mark and panic too instead of waiting for ever, so the panic reaches the
+//! caller of [`run`] (through [`rayon::broadcast`]) rather than hanging the process.
 
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
 /// What the threads of a team share.
 struct Shared {
@@ -23,6 +27,19 @@ struct Shared {
     next: AtomicUsize,
     arrived: AtomicUsize,
     generation: AtomicUsize,
+    /// Set by a thread of the team that panicked.
+    poisoned: AtomicBool,
+}
+
+/// Marks the team as poisoned when dropped during a panic of its thread.
+struct PoisonOnUnwind<'a>(&'a Shared);
+
+impl Drop for PoisonOnUnwind<'_> {
+    fn drop(&mut self) {
+        if std::thread::panicking() {
+            self.0.poisoned.store(true, Ordering::Release);
+        }
+    }
 }
 
 /// One thread's handle on its team.
@@ -61,6 +78,9 @@ impl Team<'_> {
         }
         let mut spins = 0u32;
         while s.generation.load(Ordering::Acquire) == generation {
+            if s.poisoned.load(Ordering::Acquire) {
+                panic!("another thread of this team panicked");
+            }
             if spins < 1 << 10 {
                 std::hint::spin_loop();
                 spins += 1;
@@ -80,11 +100,15 @@ pub(crate) fn run<R: Send>(f: impl Fn(&Team<'_>) -> R + Sync) -> Vec<R> {
         next: AtomicUsize::new(0),
         arrived: AtomicUsize::new(0),
         generation: AtomicUsize::new(0),
+        poisoned: AtomicBool::new(false),
     };
     if threads == 1 {
         return vec![f(&Team { shared: &shared })];
     }
-    rayon::broadcast(|_| f(&Team { shared: &shared }))
+    rayon::broadcast(|_| {
+        let _guard = PoisonOnUnwind(&shared);
+        f(&Team { shared: &shared })
+    })
 }
 
 #[cfg(test)]
@@ -114,6 +138,23 @@ mod tests {
             assert_eq!(seen.len(), threads);
             assert_eq!(seen.iter().sum::<u64>(), 20 * 1000);
             assert!(hits.iter().all(|h| h.load(Ordering::Relaxed) == 20));
+        }
+    }
+
+    #[test]
+    fn a_panic_in_one_thread_reaches_the_caller_instead_of_hanging() {
+        for threads in [1, 2, 3] {
+            let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
+            let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                pool.install(|| {
+                    run(|team| {
+                        for _ in 0..3 {
+                            team.for_each(10, |i| assert_ne!(i, 7, "item 7 fails"));
+                        }
+                    })
+                })
+            }));
+            assert!(result.is_err(), "{threads} threads");
         }
     }
 }

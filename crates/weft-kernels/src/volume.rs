@@ -1,9 +1,30 @@
-//! The kernel of the global volume constraint (see `weft_core::volume`): `V`, `∇V` and
-//! `Σ w|∇C|²` assembled in parallel with a fixed reduction order, then one projection per
-//! iteration. (Being written: the step already calls it.)
+//! The kernel of the global volume constraint (see `weft_core::volume` for the maths and units):
+//! `V`, `∇V` and `Σ w|∇V|²` assembled in parallel with a fixed reduction order, then one
+//! projection per iteration.
+//!
+//! Per constraint and iteration, two phases of the step's team:
+//!
+//! 1. **assemble** — work items are the chunks of [`CHUNK`] triangles, then the chunks of
+//!    [`CHUNK`] particles. A triangle chunk sums `6·V` of its triangles (in `f64`, positions taken
+//!    relative to the cloth's first particle so that a cloth far from the origin keeps its
+//!    digits). A particle chunk computes `∇ᵢV` of each free particle from its incident triangles
+//!    in triangle order (`f64`), stores it, and sums `wᵢ|∇ᵢV|²` and takes `max wᵢ|∇ᵢV|`. Each
+//!    item writes only its own slots of the constraint's [`VolumeWork`].
+//! 2. **project** — after the barrier every thread adds the partial sums in chunk order (so all
+//!    threads get the same bits) and computes `C = V − p·V₀`, `α̃ = α/h²` and
+//!    `Δλ = (−C − α̃λ)/(Σw|∇V|² + α̃)`; then the particle chunks move their particles,
+//!    `xᵢ += wᵢ·∇ᵢV·Δλ` (in `f64`, rounded once), and chunk 0 stores `λ + Δλ`.
+//!
+//! The split depends only on the cloth's size, never on the thread count, and every sum is taken
+//! in a fixed order: the result is bit-identical for any pool. The projection is degenerate (no
+//! particle moves, `λ` is unchanged, and it is counted) when the denominator is not positive
+//! and finite (a surface collapsed to a point, with `α = 0`), `Δλ` is not finite, or the largest
+//! correction `max wᵢ|∇ᵢV|·|Δλ|` would exceed [`MAX_LENGTH`] (a surface collapsed so far that
+//! one step could throw a particle off to infinity).
 
+use weft_core::distance::MAX_LENGTH;
 use weft_core::settings::TimeStep;
-use weft_core::volume::VolumeConstraint;
+use weft_core::volume::{CHUNK, VolumeConstraint};
 
 use crate::records::Record;
 use crate::shared::SharedSlice;
@@ -11,22 +32,150 @@ use crate::stats::Residual;
 use crate::team::Team;
 
 /// One iteration over every volume constraint, as phases of a team that every thread calls;
-/// returns this thread's degenerate projections.
+/// returns this thread's degenerate projections. `first` says whether this is the first
+/// iteration of the step (`λ` starts again from 0).
 ///
 /// The caller guarantees that `records` holds the model's particles and that no other code
-/// touches them or `volumes` during the call.
+/// touches them, or takes a mutable borrow of any constraint in `volumes`, during the call.
 pub(crate) fn solve_phases(
-    _team: &Team<'_>,
+    team: &Team<'_>,
     volumes: SharedSlice<'_, VolumeConstraint>,
-    _records: SharedSlice<'_, Record>,
-    _step: &TimeStep,
+    records: SharedSlice<'_, Record>,
+    step: &TimeStep,
+    first: bool,
 ) -> u64 {
-    let _ = volumes;
-    0
+    // SAFETY: by the caller's guarantee no one writes or mutably borrows a constraint during
+    // the call; every thread only reads them, and changes their `λ` and work space through the
+    // atomics of `VolumeWork`, never through a `&mut`.
+    let volumes = unsafe { volumes.as_slice() };
+    volumes.iter().map(|v| project(team, v, records, step, first)).sum()
 }
 
-/// `|C|` (m³, and relative to `p·V₀`) over all volume constraints, now.
+/// The two phases of one constraint (module docs); returns this thread's degenerate count.
+fn project(
+    team: &Team<'_>,
+    v: &VolumeConstraint,
+    records: SharedSlice<'_, Record>,
+    step: &TimeStep,
+    first: bool,
+) -> u64 {
+    let work = &v.work;
+    let triangle_items = v.triangles.len().div_ceil(CHUNK);
+    let particle_items = v.particles.len().div_ceil(CHUNK);
+    // Read before the first phase: chunk 0 of the second phase overwrites it.
+    let lambda = if first { 0.0 } else { work.lambda.get() };
+    team.for_each(triangle_items + particle_items, |item| {
+        // SAFETY: in this phase no thread writes any record (every item only reads positions),
+        // and the phases that write them end and start with barriers.
+        let x = unsafe { records.as_slice() };
+        if item < triangle_items {
+            work.volume_parts[item].set(six_volume(v, x, item));
+        } else {
+            let chunk = item - triangle_items;
+            let (sum, reach) = gradients(v, x, chunk);
+            work.mass_parts[chunk][0].set(sum);
+            work.mass_parts[chunk][1].set(reach);
+        }
+    });
+    let volume = work.volume_parts.iter().map(|s| s.get()).sum::<f64>() / 6.0;
+    let mass = work.mass_parts.iter().map(|s| s[0].get()).sum::<f64>();
+    let reach = work.mass_parts.iter().map(|s| s[1].get()).fold(0.0, f64::max);
+    let c = volume - v.target();
+    let alpha_tilde = (v.compliance * step.inv_h2) as f64;
+    let den = mass + alpha_tilde;
+    let dlambda = (-c - alpha_tilde * lambda) / den;
+    let valid =
+        den > 0.0 && den.is_finite() && dlambda.is_finite() && reach * dlambda.abs() <= MAX_LENGTH as f64;
+    let mut degenerate = 0;
+    team.for_each(particle_items, |chunk| {
+        if chunk == 0 {
+            work.lambda.set(if valid { lambda + dlambda } else { lambda });
+            degenerate += u64::from(!valid);
+        }
+        if !valid {
+            return;
+        }
+        let first = v.particles.start + chunk * CHUNK;
+        let range = first..(first + CHUNK).min(v.particles.end);
+        // SAFETY: the particle chunks of a cloth are disjoint and each is claimed by one thread
+        // in this phase, which touches no other record; the particle range lies inside the
+        // model's records (the caller's guarantee).
+        let x = unsafe { records.range_mut(range) };
+        for (k, r) in x.iter_mut().enumerate() {
+            let w = r[3];
+            if w > 0.0 {
+                let g = &work.gradient[chunk * CHUNK + k];
+                let s = w as f64 * dlambda;
+                for i in 0..3 {
+                    r[i] = (r[i] as f64 + g[i].get() * s) as f32;
+                }
+            }
+        }
+    });
+    degenerate
+}
+
+/// `[x, y, z]` of a record in `f64`, relative to `o`.
+#[inline(always)]
+fn rel(r: &Record, o: &Record) -> [f64; 3] {
+    [0, 1, 2].map(|k| r[k] as f64 - o[k] as f64)
+}
+
+#[inline(always)]
+fn cross(a: [f64; 3], b: [f64; 3]) -> [f64; 3] {
+    [a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0]]
+}
+
+#[inline(always)]
+fn dot(a: [f64; 3], b: [f64; 3]) -> f64 {
+    a[0] * b[0] + a[1] * b[1] + a[2] * b[2]
+}
+
+/// `6·V` of triangle chunk `chunk`, relative to the cloth's first particle.
+fn six_volume(v: &VolumeConstraint, x: &[Record], chunk: usize) -> f64 {
+    let o = &x[v.particles.start];
+    let triangles = &v.triangles[chunk * CHUNK..((chunk + 1) * CHUNK).min(v.triangles.len())];
+    let mut sum = 0.0;
+    for t in triangles {
+        let [a, b, c] = t.map(|p| rel(&x[p as usize], o));
+        sum += dot(a, cross(b, c));
+    }
+    sum
+}
+
+/// Stores `∇ᵢV` of every particle of particle chunk `chunk` (0 for pinned ones) and returns
+/// `Σ wᵢ|∇ᵢV|²` and `max wᵢ|∇ᵢV|` over the chunk.
+fn gradients(v: &VolumeConstraint, x: &[Record], chunk: usize) -> (f64, f64) {
+    let (mut sum, mut reach) = (0.0f64, 0.0f64);
+    let local = chunk * CHUNK..((chunk + 1) * CHUNK).min(v.particles.len());
+    for i in local {
+        let xi = &x[v.particles.start + i];
+        let w = xi[3] as f64;
+        let mut g = [0.0f64; 3];
+        if w > 0.0 {
+            let incident = &v.incident[v.incident_start[i] as usize..v.incident_start[i + 1] as usize];
+            for &[j, k] in incident {
+                let a = cross(rel(&x[j as usize], xi), rel(&x[k as usize], xi));
+                g = [g[0] + a[0], g[1] + a[1], g[2] + a[2]];
+            }
+            g = g.map(|c| c / 6.0);
+            let g2 = dot(g, g);
+            sum += w * g2;
+            reach = reach.max(w * g2.sqrt());
+        }
+        for (slot, value) in v.work.gradient[i].iter().zip(g) {
+            slot.set(value);
+        }
+    }
+    (sum, reach)
+}
+
+/// `|C| = |V − p·V₀|` (m³), and relative to `p·V₀`, over all volume constraints, now.
 pub fn residual(volumes: &[VolumeConstraint], positions: &[Record]) -> Residual {
-    let _ = (volumes, positions);
-    Residual::default()
+    let mut r = Residual::default();
+    for v in volumes {
+        let c = (v.volume_of(positions) - v.target()).abs();
+        r.add(c as f32, (c / v.target()) as f32);
+    }
+    r
 }

@@ -2,44 +2,66 @@
 //!
 //! This step applies the rules that belong to the file format: numbers that must be finite and fit
 //! their type, indices that must be whole numbers in `0..=u32::MAX`, keys that exclude each other,
-//! keys that only a grid may have, and material numbers through `weft-core`'s unit types. Every
-//! other rule (indices in range, self edges, duplicates, lengths that pair up, masses, counts, ...)
-//! is left to `weft-core`, whose errors [`super::Scene::build_model`] maps back to lines with the
-//! spans recorded here.
+//! keys that only a grid or a mesh may have, and material numbers through `weft-core`'s unit
+//! types. It also reads the files a scene names (a `mesh`, a `pin_file`, relative to the scene's
+//! folder), and derives what a grid or a mesh generates: triangles, UVs, stretch and shear edges
+//! (split into warp, weft and bias when a warp or weft material is given), and pins from boxes.
+//! Every other rule (indices in range, self edges, duplicates, lengths that pair up, masses,
+//! counts, ...) is left to `weft-core`, whose errors [`super::Scene::build_model`] maps back to
+//! lines with the spans and [`ClothSource`]s recorded here.
+
+use std::fs::File;
+use std::io::Read;
+use std::path::{Path, PathBuf};
 
 use toml::Spanned;
 use weft_core::Rule;
-use weft_core::builder::{ClothDesc, EdgeSet, MassSpec};
+use weft_core::aero::AeroDesc;
+use weft_core::bending::BendingDesc;
+use weft_core::builder::{ClothDesc, EdgeSet, MassSpec, NonManifold};
 use weft_core::grid::{GridDesc, GridMesh, GridPlane};
-use weft_core::limits::Limits;
-use weft_core::settings::SimSettings;
+use weft_core::limits::{Limits, RAISE_HINT};
+use weft_core::mesh::{Grain, classify_grain, in_box, mesh_edges, parse_index_list};
+use weft_core::settings::{SimSettings, WindKey};
+use weft_core::tether::TetherDesc;
 use weft_core::units::UnitError;
 use weft_core::units::{Compliance, Elasticity, Stiffness};
+use weft_core::volume::VolumeDesc;
 
-use super::error::{SceneError, SceneRule};
-use super::raw::{Corner, Fixed, Plane, RawCloth, RawGrid, RawScene, RawSimulation, SpannedList};
+use super::MAX_SCENE_BYTES;
+use super::error::{SceneError, SceneRule, SourcePos};
+use super::raw::{
+    Corner, Fixed, NonManifoldPolicy, OneOrList, Plane, RawBox, RawCloth, RawGrid, RawScene, RawSimulation,
+    SpannedList, WindItem,
+};
+use super::sources::{ClothSource, MeshLines, PinRun};
 use super::spans::{KeySpans, Source, one_line};
+use crate::obj::{MAX_OBJ_BYTES, ObjError, ObjectSelection, read_obj};
 
-/// A scene converted: settings and cloths for `weft-core`, with the spans to map its errors back.
+/// A scene converted: settings and cloths for `weft-core`, with the spans and sources to map its
+/// errors back.
 #[derive(Debug)]
 pub(super) struct Converted {
     pub(super) settings: SimSettings,
     pub(super) simulation: KeySpans,
     pub(super) cloths: Vec<ClothDesc>,
     pub(super) cloth_spans: Vec<KeySpans>,
+    pub(super) cloth_sources: Vec<ClothSource>,
 }
 
-/// Converts a parsed scene, checking the format's own rules.
+/// Converts a parsed scene, checking the format's own rules and reading the files it names.
 pub(super) fn convert(raw: RawScene, source: &Source, limits: &Limits) -> Result<Converted, SceneError> {
     let (settings, simulation) = simulation(raw.simulation, source)?;
     let mut cloths = Vec::with_capacity(raw.cloth.len());
     let mut cloth_spans = Vec::with_capacity(raw.cloth.len());
+    let mut cloth_sources = Vec::with_capacity(raw.cloth.len());
     for cloth in raw.cloth {
-        let (desc, spans) = Cloth::convert(cloth, source, limits)?;
+        let (desc, spans, sources) = Cloth::convert(cloth, source, limits)?;
         cloths.push(desc);
         cloth_spans.push(spans);
+        cloth_sources.push(sources);
     }
-    Ok(Converted { settings, simulation, cloths, cloth_spans })
+    Ok(Converted { settings, simulation, cloths, cloth_spans, cloth_sources })
 }
 
 /// A number that must be finite (TOML allows `nan` and `inf`).
@@ -82,7 +104,7 @@ fn simulation(raw: Spanned<RawSimulation>, source: &Source) -> Result<(SimSettin
     let fail = |key: &str, at: usize, rule: SceneRule| SceneError::Invalid {
         at: source.pos(at),
         place: format!("simulation.{key}"),
-        rule,
+        rule: Box::new(rule),
     };
     let mut settings = SimSettings::default();
 
@@ -109,23 +131,79 @@ fn simulation(raw: Spanned<RawSimulation>, source: &Source) -> Result<(SimSettin
         settings.velocity_damping =
             to_f32(*d.get_ref()).map_err(|r| fail("velocity_damping", d.span().start, r))?;
     }
+    if let Some(d) = raw.air_density {
+        spans.key("air_density", d.span());
+        settings.air_density = to_f32(*d.get_ref()).map_err(|r| fail("air_density", d.span().start, r))?;
+    }
+    if let Some(w) = raw.wind {
+        let value = w.span();
+        let items = w.into_inner();
+        spans.list("wind", value.clone(), items.iter().map(|i| i.span().start));
+        let numbers: Vec<f64> = items
+            .iter()
+            .filter_map(|i| if let WindItem::Number(n) = i.get_ref() { Some(*n) } else { None })
+            .collect();
+        if numbers.len() == items.len() {
+            // A constant wind: one key at t = 0, held.
+            if numbers.len() != 3 {
+                return Err(fail("wind", value.start, SceneRule::WindLength { len: numbers.len() }));
+            }
+            let mut velocity = [0.0f32; 3];
+            for ((slot, &n), item) in velocity.iter_mut().zip(&numbers).zip(&items) {
+                *slot = to_f32(n).map_err(|r| fail("wind", item.span().start, r))?;
+            }
+            settings.wind = vec![WindKey { time: 0.0, velocity }];
+        } else if numbers.is_empty() {
+            for (i, item) in items.iter().enumerate() {
+                let WindItem::Key(key) = item.get_ref() else { continue };
+                let at = |v: std::ops::Range<usize>, r| fail(&format!("wind[{i}]"), v.start, r);
+                let time = to_f32(*key.time.get_ref()).map_err(|r| at(key.time.span(), r))?;
+                let velocity = point(key.velocity.get_ref()).map_err(|r| at(key.velocity.span(), r))?;
+                settings.wind.push(WindKey { time, velocity });
+            }
+        } else {
+            return Err(fail("wind", value.start, SceneRule::MixedWind));
+        }
+    }
     Ok((settings, spans))
 }
 
-/// Converts one `[[cloth]]`, recording its spans as it goes.
+/// Converts one `[[cloth]]`, recording its spans and sources as it goes.
 struct Cloth<'a> {
     source: &'a Source,
     /// The name as shown in messages (control characters escaped).
     name: String,
     spans: KeySpans,
+    origin: ClothSource,
 }
 
-/// What a grid leaves for the later keys: shear diagonals and named corners.
-#[derive(Default)]
-struct GridParts {
+/// How a cloth gets its particles.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+enum Shape {
+    #[default]
+    Explicit,
+    Grid,
+    Mesh,
+}
+
+/// What a grid or a mesh generates, for the later keys.
+#[derive(Debug, Default)]
+struct Derived {
+    shape: Shape,
+    /// Generated stretch edges (grid, mesh).
+    stretch: Option<Vec<[u32; 2]>>,
+    /// Mesh: the triangle each stretch edge was found in.
+    stretch_source: Vec<u32>,
+    /// Generated shear edges.
     shear: Vec<[u32; 2]>,
-    /// Bottom-left, bottom-right, top-left, top-right.
-    corners: [u32; 4],
+    /// Mesh: the triangle each shear edge was found in.
+    shear_source: Vec<u32>,
+    /// Grid: the grain of each stretch edge (its rows are warp, its columns weft).
+    grid_grain: Vec<Grain>,
+    /// Why the cloth has no UVs to sort edges into warp and weft by (when it has none).
+    no_uvs: String,
+    /// Grid: bottom-left, bottom-right, top-left, top-right.
+    corners: Option<[u32; 4]>,
 }
 
 /// The start of an optional value, for keys that are refused whatever their value.
@@ -133,25 +211,63 @@ fn start<T>(v: &Option<Spanned<T>>) -> Option<usize> {
     v.as_ref().map(|v| v.span().start)
 }
 
+/// `name` (a path in the scene) resolved against the folder of the scene file.
+fn resolve(scene: &Path, name: &str) -> PathBuf {
+    match scene.parent() {
+        Some(dir) => dir.join(name),
+        None => PathBuf::from(name),
+    }
+}
+
+/// Reads a small text file the scene names (a pin file): regular, at most `limit` bytes (checked
+/// before reading), UTF-8. On error: the line, if the problem is on one, and the problem.
+fn read_text(path: &Path, limit: u64) -> Result<String, (Option<usize>, String)> {
+    let read_err = |e: std::io::Error| (None, format!("cannot read the file: {e}"));
+    let file = File::open(path).map_err(read_err)?;
+    let meta = file.metadata().map_err(read_err)?;
+    if !meta.is_file() {
+        return Err((None, "not a regular file".to_string()));
+    }
+    let too_large = |len| (None, format!("the file is {len} bytes, more than the limit of {limit} bytes"));
+    if meta.len() > limit {
+        return Err(too_large(meta.len()));
+    }
+    let mut bytes = Vec::with_capacity(meta.len() as usize);
+    file.take(limit + 1).read_to_end(&mut bytes).map_err(read_err)?;
+    if bytes.len() as u64 > limit {
+        return Err(too_large(bytes.len() as u64));
+    }
+    String::from_utf8(bytes).map_err(|e| {
+        let bytes = e.as_bytes();
+        let line = bytes[..e.utf8_error().valid_up_to()].iter().filter(|&&b| b == b'\n').count() + 1;
+        (Some(line), "the file is not UTF-8 text".to_string())
+    })
+}
+
 impl<'a> Cloth<'a> {
     fn convert(
         raw: Spanned<RawCloth>,
         source: &'a Source,
         limits: &Limits,
-    ) -> Result<(ClothDesc, KeySpans), SceneError> {
-        let mut cx =
-            Cloth { source, name: one_line(raw.get_ref().name.get_ref()), spans: KeySpans::new(raw.span()) };
+    ) -> Result<(ClothDesc, KeySpans, ClothSource), SceneError> {
+        let mut cx = Cloth {
+            source,
+            name: one_line(raw.get_ref().name.get_ref()),
+            spans: KeySpans::new(raw.span()),
+            origin: ClothSource::default(),
+        };
         let mut raw = raw.into_inner();
         cx.spans.key("name", raw.name.span());
         let mut desc = ClothDesc { name: std::mem::take(raw.name.get_mut()), ..ClothDesc::default() };
-        let grid = cx.shape(&mut raw, &mut desc, limits)?;
+        let mut derived = cx.shape(&mut raw, &mut desc, limits)?;
         if let Some(v) = raw.velocities.take() {
             desc.velocities = Some(cx.list("velocities", v, point)?);
         }
         cx.mass(&raw, &mut desc)?;
-        cx.edge_sets(&mut raw, &mut desc, grid.shear)?;
-        cx.pins(&mut raw, &mut desc, grid.corners)?;
-        Ok((desc, cx.spans))
+        cx.edge_sets(&mut raw, &mut desc, &mut derived)?;
+        cx.pins(&mut raw, &mut desc, derived.corners)?;
+        cx.kinds(&mut raw, &mut desc)?;
+        Ok((desc, cx.spans, cx.origin))
     }
 
     /// An error at byte `at`, in `cloth 'NAME': place` (or just the cloth if `place` is empty).
@@ -160,7 +276,16 @@ impl<'a> Cloth<'a> {
         SceneError::Invalid {
             at: self.source.pos(at),
             place: format!("cloth '{}'{sep}{place}", self.name),
-            rule,
+            rule: Box::new(rule),
+        }
+    }
+
+    /// An error on line `line` of another file (a mesh, a pin file).
+    fn fail_in(&self, file: &str, line: usize, place: &str, rule: SceneRule) -> SceneError {
+        SceneError::Invalid {
+            at: SourcePos { file: file.to_string(), line, column: 1 },
+            place: format!("cloth '{}': {place}", self.name),
+            rule: Box::new(rule),
         }
     }
 
@@ -219,85 +344,200 @@ impl<'a> Cloth<'a> {
         to_f32(*v.get_ref()).map_err(|r| self.fail(key, v.span().start, r))
     }
 
-    /// Particles: explicit `positions` (and `triangles`) or a `grid` (which makes its own
-    /// triangles and stretch edges, pushed here as the first edge set).
+    /// An optional `f32` key.
+    fn optional(&mut self, key: &'static str, v: &Option<Spanned<f64>>) -> Result<Option<f32>, SceneError> {
+        v.as_ref().map(|v| self.scalar(key, v)).transpose()
+    }
+
+    /// Particles: explicit `positions` (and `triangles`), a `grid`, or a `mesh`; a grid or a mesh
+    /// also makes triangles, UVs, stretch and shear edges.
     fn shape(
         &mut self,
         raw: &mut RawCloth,
         desc: &mut ClothDesc,
         limits: &Limits,
-    ) -> Result<GridParts, SceneError> {
+    ) -> Result<Derived, SceneError> {
         self.exclusive(("positions", &raw.positions), ("grid", &raw.grid))?;
-        let Some(grid) = raw.grid.take() else {
-            self.refuse(&[("shear", start(&raw.shear)), ("pin_corners", start(&raw.pin_corners))], |key| {
-                SceneRule::NeedsGrid { key }
-            })?;
-            let Some(positions) = raw.positions.take() else {
-                return Err(self.fail("", self.spans.table(), SceneRule::NoShape));
-            };
-            desc.positions = self.list("positions", positions, point)?;
-            if let Some(t) = raw.triangles.take() {
-                desc.triangles = self.list("triangles", t, indices)?;
-            }
-            return Ok(GridParts::default());
-        };
-        self.refuse(
-            &[
-                ("triangles", start(&raw.triangles)),
-                ("edges", start(&raw.edges)),
-                ("rest_lengths", start(&raw.rest_lengths)),
-                ("shear_edges", start(&raw.shear_edges)),
-            ],
-            |key| SceneRule::GeneratedByGrid { key },
-        )?;
-        self.spans.key("grid", grid.span());
-        let (mesh, corners) = self.grid(grid, limits)?;
-        desc.positions = mesh.positions;
-        desc.triangles = mesh.triangles;
-        desc.edge_sets.push(EdgeSet { edges: mesh.structural, ..EdgeSet::stretch() });
-        let mut shear = mesh.shear;
-        if let Some(s) = &raw.shear {
-            self.spans.key("shear", s.span());
-            if !*s.get_ref() {
-                shear.clear();
-            }
+        self.exclusive(("positions", &raw.positions), ("mesh", &raw.mesh))?;
+        self.exclusive(("grid", &raw.grid), ("mesh", &raw.mesh))?;
+        if raw.mesh.is_none() {
+            self.refuse(&[("object", start(&raw.object))], |key| SceneRule::NeedsMesh { key })?;
         }
-        Ok(GridParts { shear, corners })
+        if raw.grid.is_none() {
+            self.refuse(&[("pin_corners", start(&raw.pin_corners))], |key| SceneRule::NeedsGrid { key })?;
+        }
+        let generated = [
+            ("triangles", start(&raw.triangles)),
+            ("edges", start(&raw.edges)),
+            ("rest_lengths", start(&raw.rest_lengths)),
+            ("shear_edges", start(&raw.shear_edges)),
+        ];
+        if let Some(grid) = raw.grid.take() {
+            self.refuse(&generated, |key| SceneRule::GeneratedByGrid { key })?;
+            return self.grid(grid, raw, desc, limits);
+        }
+        if let Some(mesh) = raw.mesh.take() {
+            self.refuse(&generated, |key| SceneRule::GeneratedByMesh { key })?;
+            return self.mesh(mesh, raw, desc, limits);
+        }
+        self.refuse(&[("shear", start(&raw.shear))], |key| SceneRule::NeedsGridOrMesh { key })?;
+        let Some(positions) = raw.positions.take() else {
+            return Err(self.fail("", self.spans.table(), SceneRule::NoShape));
+        };
+        desc.positions = self.list("positions", positions, point)?;
+        if let Some(t) = raw.triangles.take() {
+            desc.triangles = self.list("triangles", t, indices)?;
+        }
+        let no_uvs = "an explicit cloth has none (a `grid`, or a `mesh` with texture coordinates, has)";
+        Ok(Derived { no_uvs: no_uvs.to_string(), ..Derived::default() })
     }
 
-    /// Generates the grid (checked against `limits` before anything is allocated); returns the
-    /// mesh and the corners bottom-left, bottom-right, top-left, top-right.
-    fn grid(&mut self, grid: Spanned<RawGrid>, limits: &Limits) -> Result<(GridMesh, [u32; 4]), SceneError> {
-        let raw = grid.into_inner();
+    /// `shear = true | false` (grid and mesh cloths), default true.
+    fn shear_flag(&mut self, raw: &RawCloth) -> bool {
+        match &raw.shear {
+            Some(s) => {
+                self.spans.key("shear", s.span());
+                *s.get_ref()
+            }
+            None => true,
+        }
+    }
+
+    /// A grid cloth: generated (checked against `limits` before anything is allocated), with UVs
+    /// `(i/(nu−1), j/(nv−1))` and its rows as warp, its columns as weft.
+    fn grid(
+        &mut self,
+        grid: Spanned<RawGrid>,
+        raw: &RawCloth,
+        desc: &mut ClothDesc,
+        limits: &Limits,
+    ) -> Result<Derived, SceneError> {
+        self.spans.key("grid", grid.span());
+        let raw_grid = grid.into_inner();
         let place = |key: &str| format!("grid.{key}");
-        let res = &raw.resolution;
+        let res = &raw_grid.resolution;
         let mut resolution = [0u32; 2];
         for (slot, &v) in resolution.iter_mut().zip(&res.get_ref().0) {
             *slot = to_count(v).map_err(|r| self.fail(&place("resolution"), res.span().start, r))?;
         }
         let mut size = [0.0f32; 2];
-        for (slot, &v) in size.iter_mut().zip(&raw.size.get_ref().0) {
-            *slot = to_f32(v).map_err(|r| self.fail(&place("size"), raw.size.span().start, r))?;
+        for (slot, &v) in size.iter_mut().zip(&raw_grid.size.get_ref().0) {
+            *slot = to_f32(v).map_err(|r| self.fail(&place("size"), raw_grid.size.span().start, r))?;
         }
         let mut origin = [0.0f32; 3];
-        if let Some(o) = &raw.origin {
+        if let Some(o) = &raw_grid.origin {
             origin = point(o.get_ref()).map_err(|r| self.fail(&place("origin"), o.span().start, r))?;
         }
-        let plane = match raw.plane.as_ref().map(|p| *p.get_ref()) {
+        let plane = match raw_grid.plane.as_ref().map(|p| *p.get_ref()) {
             None | Some(Plane::Xy) => GridPlane::XY,
             Some(Plane::Xz) => GridPlane::XZ,
             Some(Plane::Yz) => GridPlane::YZ,
         };
-        let desc = GridDesc { resolution, size, origin, plane };
-        let mesh = desc.generate(limits).map_err(|(field, rule)| {
-            let at = match (field, &raw.origin) {
-                ("size", _) => raw.size.span().start,
+        let grid = GridDesc { resolution, size, origin, plane };
+        let mesh: GridMesh = grid.generate(limits).map_err(|(field, rule)| {
+            let at = match (field, &raw_grid.origin) {
+                ("size", _) => raw_grid.size.span().start,
                 ("origin", Some(o)) => o.span().start,
                 _ => res.span().start,
             };
             self.fail(&place(field), at, SceneRule::Model(rule))
         })?;
-        Ok((mesh, desc.corners()))
+        let [nu, nv] = resolution;
+        let uv = |p: u32| {
+            let (i, j) = (p % nu, p / nu);
+            [(i as f64 / (nu - 1) as f64) as f32, (j as f64 / (nv - 1) as f64) as f32]
+        };
+        desc.uvs = mesh.triangles.iter().map(|t| t.map(uv)).collect();
+        desc.positions = mesh.positions;
+        desc.triangles = mesh.triangles;
+        // `GridMesh::structural` lists the edges along U (rows) first, then those along V.
+        let along_u = (nu as usize - 1) * nv as usize;
+        let grid_grain =
+            (0..mesh.structural.len()).map(|i| if i < along_u { Grain::Warp } else { Grain::Weft }).collect();
+        let shear = if self.shear_flag(raw) { mesh.shear } else { Vec::new() };
+        Ok(Derived {
+            shape: Shape::Grid,
+            stretch: Some(mesh.structural),
+            shear,
+            grid_grain,
+            corners: Some(grid.corners()),
+            ..Derived::default()
+        })
+    }
+
+    /// A mesh cloth: the OBJ file named by `mesh` (relative to the scene's folder), the objects
+    /// named by `object`, its edges from [`mesh_edges`].
+    fn mesh(
+        &mut self,
+        mesh: Spanned<String>,
+        raw: &mut RawCloth,
+        desc: &mut ClothDesc,
+        limits: &Limits,
+    ) -> Result<Derived, SceneError> {
+        self.spans.key("mesh", mesh.span());
+        let mesh_at = mesh.span().start;
+        let (selection, object_at) = match raw.object.take() {
+            None => (ObjectSelection::Only, mesh_at),
+            Some(o) => {
+                self.spans.key("object", o.span());
+                let at = o.span().start;
+                let names = match o.into_inner() {
+                    OneOrList::One(name) => vec![name],
+                    OneOrList::List(names) => names.into_iter().map(Spanned::into_inner).collect(),
+                };
+                if names.is_empty() {
+                    return Err(self.fail("object", at, SceneRule::EmptyList { key: "object" }));
+                }
+                (ObjectSelection::Named(names), at)
+            }
+        };
+        let path = resolve(self.source.path(), mesh.get_ref());
+        let file = one_line(&path.display().to_string());
+        let obj =
+            read_obj(&path, &selection, MAX_OBJ_BYTES).map_err(|ObjError { line, problem }| match line {
+                Some(line) => self.fail_in(&file, line, "mesh", SceneRule::Obj(problem)),
+                None => {
+                    let (key, at) = match problem {
+                        crate::obj::ObjProblem::NoSuchObject { .. } => ("object", object_at),
+                        _ => ("mesh", mesh_at),
+                    };
+                    self.fail(key, at, SceneRule::ObjFile { file: file.clone(), problem })
+                }
+            })?;
+        let limit = limits.max_particles.min(u32::MAX as u64);
+        if obj.positions.len() as u64 > limit {
+            let rule = Rule::TooLarge {
+                what: "particles in the mesh",
+                requested: obj.positions.len() as u64,
+                limit,
+                hint: RAISE_HINT,
+            };
+            return Err(self.fail("mesh", mesh_at, SceneRule::Model(rule)));
+        }
+        let edges = mesh_edges(&obj.triangles, &obj.quads, self.shear_flag(raw));
+        let no_uvs = match obj.first_face_without_uv {
+            Some(line) => format!("the face on line {line} of {file} has no texture coordinates (vt)"),
+            None => String::new(),
+        };
+        self.origin.mesh = Some(MeshLines {
+            file,
+            vertex_numbers: obj.vertex_numbers,
+            vertex_lines: obj.vertex_lines,
+            triangle_lines: obj.triangle_lines,
+            edge_lines: Vec::new(),
+        });
+        desc.positions = obj.positions;
+        desc.triangles = obj.triangles;
+        desc.uvs = obj.uvs;
+        Ok(Derived {
+            shape: Shape::Mesh,
+            stretch: Some(edges.stretch),
+            stretch_source: edges.stretch_source,
+            shear: edges.shear,
+            shear_source: edges.shear_source,
+            no_uvs,
+            ..Derived::default()
+        })
     }
 
     /// `particle_mass` (kg) or `density` (kg/m²); 1 kg per particle if neither.
@@ -311,82 +551,181 @@ impl<'a> Cloth<'a> {
         Ok(())
     }
 
-    /// A material given as `X_compliance` (m/N) or `X_stiffness` (N/m), rigid if neither.
-    fn elasticity(
+    /// A material given as `X_compliance` or `X_stiffness`, if either is.
+    fn material(
         &mut self,
         compliance: (&'static str, Option<Spanned<f64>>),
         stiffness: (&'static str, Option<Spanned<f64>>),
-    ) -> Result<Elasticity, SceneError> {
+    ) -> Result<Option<Elasticity>, SceneError> {
         self.exclusive((compliance.0, &compliance.1), (stiffness.0, &stiffness.1))?;
         if let (key, Some(c)) = compliance {
             let v = self.scalar(key, &c)?;
             let c = unit(v, Compliance::new).map_err(|r| self.fail(key, c.span().start, r))?;
-            return Ok(Elasticity::Compliance(c));
+            return Ok(Some(Elasticity::Compliance(c)));
         }
         if let (key, Some(k)) = stiffness {
             let v = self.scalar(key, &k)?;
             let k = unit(v, Stiffness::new).map_err(|r| self.fail(key, k.span().start, r))?;
-            return Ok(Elasticity::Stiffness(k));
+            return Ok(Some(Elasticity::Stiffness(k)));
         }
-        Ok(Elasticity::RIGID)
+        Ok(None)
     }
 
-    /// The stretch set (the grid's, already pushed, or the explicit `edges` and `rest_lengths`)
-    /// and the shear set (`grid_shear` or the explicit `shear_edges`), with their materials.
+    /// The stretch edges (explicit `edges` and `rest_lengths`, or a grid's or mesh's, split into
+    /// warp, weft and bias when `warp_*` or `weft_*` is given) and the shear edges (explicit
+    /// `shear_edges`, or generated), with their materials.
     fn edge_sets(
         &mut self,
         raw: &mut RawCloth,
         desc: &mut ClothDesc,
-        grid_shear: Vec<[u32; 2]>,
+        derived: &mut Derived,
     ) -> Result<(), SceneError> {
-        let mut stretch = match desc.edge_sets.pop() {
-            Some(grid_set) => grid_set,
+        let mut stretch = EdgeSet::stretch();
+        match derived.stretch.take() {
+            Some(edges) => stretch.edges = edges,
             None => {
-                let mut set = EdgeSet::stretch();
                 if let Some(e) = raw.edges.take() {
-                    set.edges = self.list("edges", e, indices)?;
+                    stretch.edges = self.list("edges", e, indices)?;
                 }
                 if let Some(r) = raw.rest_lengths.take() {
-                    set.rest_lengths = Some(self.list("rest_lengths", r, |&v| to_f32(v))?);
+                    stretch.rest_lengths = Some(self.list("rest_lengths", r, |&v| to_f32(v))?);
                 }
-                set
             }
-        };
-        stretch.elasticity = self.elasticity(
-            ("stretch_compliance", raw.stretch_compliance.take()),
-            ("stretch_stiffness", raw.stretch_stiffness.take()),
-        )?;
+        }
+        stretch.elasticity = self
+            .material(
+                ("stretch_compliance", raw.stretch_compliance.take()),
+                ("stretch_stiffness", raw.stretch_stiffness.take()),
+            )?
+            .unwrap_or(Elasticity::RIGID);
         if let Some(d) = &raw.stretch_damping {
             stretch.damping = self.scalar("stretch_damping", d)?;
+        }
+
+        // Warp and weft: the stretch edges along U and along V get their own material.
+        let grain_key = [
+            ("warp_compliance", start(&raw.warp_compliance)),
+            ("warp_stiffness", start(&raw.warp_stiffness)),
+            ("weft_compliance", start(&raw.weft_compliance)),
+            ("weft_stiffness", start(&raw.weft_stiffness)),
+        ]
+        .into_iter()
+        .filter_map(|(key, at)| Some((key, at?)))
+        .min_by_key(|&(_, at)| at);
+        let warp = self.material(
+            ("warp_compliance", raw.warp_compliance.take()),
+            ("warp_stiffness", raw.warp_stiffness.take()),
+        )?;
+        let weft = self.material(
+            ("weft_compliance", raw.weft_compliance.take()),
+            ("weft_stiffness", raw.weft_stiffness.take()),
+        )?;
+        let triangle_lines = self.origin.mesh.as_ref().map(|m| m.triangle_lines.clone()).unwrap_or_default();
+        let lines_of = |sources: &[u32]| -> Vec<u32> {
+            sources.iter().map(|&t| triangle_lines.get(t as usize).copied().unwrap_or(0)).collect()
+        };
+        let mut stretch_lines = lines_of(&derived.stretch_source);
+        let mut threads: Vec<(EdgeSet, Vec<u32>)> = Vec::new();
+        if let Some((key, at)) = grain_key {
+            let grain = match derived.shape {
+                Shape::Grid => std::mem::take(&mut derived.grid_grain),
+                Shape::Mesh if !desc.uvs.is_empty() => {
+                    classify_grain(&stretch.edges, &derived.stretch_source, &desc.triangles, &desc.uvs)
+                }
+                _ => {
+                    return Err(self.fail(key, at, SceneRule::NeedsUvs { key, why: derived.no_uvs.clone() }));
+                }
+            };
+            let thread_set = |field, elasticity_field, rest_field, elasticity| EdgeSet {
+                field,
+                elasticity_field,
+                rest_field,
+                elasticity,
+                damping: stretch.damping,
+                edges: Vec::new(),
+                ..EdgeSet::stretch()
+            };
+            let mut sets = [
+                (None, Vec::new(), Vec::new()),
+                (
+                    warp.map(|e| thread_set("warp_edges", "warp_compliance", "warp_rest_lengths", e)),
+                    Vec::new(),
+                    Vec::new(),
+                ),
+                (
+                    weft.map(|e| thread_set("weft_edges", "weft_compliance", "weft_rest_lengths", e)),
+                    Vec::new(),
+                    Vec::new(),
+                ),
+            ];
+            for (i, (&edge, grain)) in stretch.edges.iter().zip(&grain).enumerate() {
+                let class = match grain {
+                    Grain::Warp if warp.is_some() => 1,
+                    Grain::Weft if weft.is_some() => 2,
+                    _ => 0,
+                };
+                sets[class].1.push(edge);
+                if let Some(&line) = stretch_lines.get(i) {
+                    sets[class].2.push(line);
+                }
+            }
+            let [(_, bias, bias_lines), rest @ ..] = sets;
+            stretch.edges = bias;
+            stretch_lines = bias_lines;
+            for (set, edges, lines) in rest {
+                if let Some(set) = set {
+                    threads.push((EdgeSet { edges, ..set }, lines));
+                }
+            }
         }
 
         let mut shear = EdgeSet::shear();
         shear.edges = match raw.shear_edges.take() {
             Some(e) => self.list("shear_edges", e, indices)?,
-            None => grid_shear,
+            None => std::mem::take(&mut derived.shear),
         };
-        shear.elasticity = self.elasticity(
-            ("shear_compliance", raw.shear_compliance.take()),
-            ("shear_stiffness", raw.shear_stiffness.take()),
-        )?;
+        shear.elasticity = self
+            .material(
+                ("shear_compliance", raw.shear_compliance.take()),
+                ("shear_stiffness", raw.shear_stiffness.take()),
+            )?
+            .unwrap_or(Elasticity::RIGID);
         if let Some(d) = &raw.shear_damping {
             shear.damping = self.scalar("shear_damping", d)?;
         }
-        desc.edge_sets = vec![stretch, shear];
+        let shear_lines = lines_of(&derived.shear_source);
+
+        let mut edge_lines = vec![("edges", stretch_lines)];
+        desc.edge_sets = vec![stretch];
+        for (set, lines) in threads {
+            edge_lines.push((set.field, lines));
+            desc.edge_sets.push(set);
+        }
+        edge_lines.push(("shear_edges", shear_lines));
+        desc.edge_sets.push(shear);
+        if let Some(mesh) = &mut self.origin.mesh {
+            mesh.edge_lines = edge_lines;
+        }
         Ok(())
     }
 
-    /// Explicit `pins`, then the grid corners named in `pin_corners`.
+    /// Pins: explicit `pins`, then the grid corners named in `pin_corners`, then the particles in
+    /// each `pin_box`, then the indices listed in `pin_file`.
     fn pins(
         &mut self,
         raw: &mut RawCloth,
         desc: &mut ClothDesc,
-        corners: [u32; 4],
+        corners: Option<[u32; 4]>,
     ) -> Result<(), SceneError> {
+        let mut runs = Vec::new();
+        let mut run = |desc: &ClothDesc, start: usize, file| {
+            runs.push(PinRun { start, end: desc.pins.len(), file });
+        };
         if let Some(p) = raw.pins.take() {
             desc.pins = self.list("pins", p, |&i| to_index(i))?;
+            run(desc, 0, None);
         }
-        if let Some(c) = raw.pin_corners.take() {
+        if let (Some(c), Some(corners)) = (raw.pin_corners.take(), corners) {
             let [bottom_left, bottom_right, top_left, top_right] = corners;
             let named = self.list("pin_corners", c, |corner| {
                 Ok(match corner {
@@ -396,7 +735,141 @@ impl<'a> Cloth<'a> {
                     Corner::TopRight => top_right,
                 })
             })?;
+            let start = desc.pins.len();
             desc.pins.extend(named);
+            run(desc, start, None);
+        }
+        if let Some(b) = raw.pin_box.take() {
+            let value = b.span();
+            let boxes: Vec<(String, usize, RawBox)> = match b.into_inner() {
+                OneOrList::One(one) => {
+                    self.spans.key("pin_box", value.clone());
+                    vec![("pin_box".to_string(), value.start, one)]
+                }
+                OneOrList::List(list) => {
+                    self.spans.list("pin_box", value.clone(), list.iter().map(|b| b.span().start));
+                    if list.is_empty() {
+                        return Err(self.fail(
+                            "pin_box",
+                            value.start,
+                            SceneRule::EmptyList { key: "pin_box" },
+                        ));
+                    }
+                    list.into_iter()
+                        .enumerate()
+                        .map(|(i, b)| (format!("pin_box[{i}]"), b.span().start, b.into_inner()))
+                        .collect()
+                }
+            };
+            let start = desc.pins.len();
+            for (place, at, b) in boxes {
+                let corner = |v: &Spanned<Fixed<f64, 3>>, key: &str| {
+                    point(v.get_ref()).map_err(|r| self.fail(&format!("{place}.{key}"), v.span().start, r))
+                };
+                let (min, max) = (corner(&b.min, "min")?, corner(&b.max, "max")?);
+                if let Some(a) = (0..3).find(|&a| min[a] > max[a]) {
+                    let rule = SceneRule::BoxInverted { axis: ['x', 'y', 'z'][a], min: min[a], max: max[a] };
+                    return Err(self.fail(&place, at, rule));
+                }
+                let inside = in_box(&desc.positions, min, max);
+                if inside.is_empty() {
+                    let (mut lo, mut hi) = ([f32::INFINITY; 3], [f32::NEG_INFINITY; 3]);
+                    for p in &desc.positions {
+                        for a in 0..3 {
+                            lo[a] = lo[a].min(p[a]);
+                            hi[a] = hi[a].max(p[a]);
+                        }
+                    }
+                    return Err(self.fail(&place, at, SceneRule::EmptyBox { min, max, lo, hi }));
+                }
+                desc.pins.extend(inside);
+            }
+            run(desc, start, None);
+        }
+        if let Some(f) = raw.pin_file.take() {
+            self.spans.key("pin_file", f.span());
+            let at = f.span().start;
+            let path = resolve(self.source.path(), f.get_ref());
+            let file = one_line(&path.display().to_string());
+            let text = read_text(&path, MAX_SCENE_BYTES).map_err(|(line, problem)| match line {
+                Some(line) => self.fail_in(&file, line, "pin_file", SceneRule::PinFileLine(problem)),
+                None => self.fail("pin_file", at, SceneRule::PinFile { file: file.clone(), problem }),
+            })?;
+            let listed = parse_index_list(&text)
+                .map_err(|e| self.fail_in(&file, e.line, "pin_file", SceneRule::PinFileLine(e.problem)))?;
+            if listed.is_empty() {
+                let problem =
+                    "the file lists no particle index (one index per line, # for comments)".to_string();
+                return Err(self.fail("pin_file", at, SceneRule::PinFile { file, problem }));
+            }
+            let start = desc.pins.len();
+            desc.pins.extend(listed.iter().map(|l| l.index));
+            run(desc, start, Some((file, listed.iter().map(|l| l.line as u32).collect())));
+        }
+        self.origin.pins = runs;
+        Ok(())
+    }
+
+    /// `non_manifold`, and the constraint kinds beyond distance: bending, tethers, volume, drag
+    /// and lift. A kind is on when any of its keys is given; its other keys take their defaults.
+    fn kinds(&mut self, raw: &mut RawCloth, desc: &mut ClothDesc) -> Result<(), SceneError> {
+        if let Some(p) = &raw.non_manifold {
+            self.spans.key("non_manifold", p.span());
+            desc.non_manifold = match p.get_ref() {
+                NonManifoldPolicy::Error => NonManifold::Error,
+                NonManifoldPolicy::Skip => NonManifold::Skip,
+            };
+        }
+
+        let bending = self.material(
+            ("bending_compliance", raw.bending_compliance.take()),
+            ("bending_stiffness", raw.bending_stiffness.take()),
+        )?;
+        let damping = self.optional("bending_damping", &raw.bending_damping)?;
+        match (bending, damping) {
+            (None, None) => {}
+            (None, Some(_)) => {
+                let needs = "`bending_compliance` or `bending_stiffness`: it damps the bending material";
+                let at = start(&raw.bending_damping).unwrap_or_default();
+                return Err(self.fail(
+                    "bending_damping",
+                    at,
+                    SceneRule::Needs { key: "bending_damping", needs },
+                ));
+            }
+            (Some(elasticity), damping) => {
+                desc.bending = Some(BendingDesc { elasticity, damping: damping.unwrap_or(0.0) });
+            }
+        }
+
+        let scale = self.optional("tether_scale", &raw.tether_scale)?;
+        let tether = self.material(
+            ("tether_compliance", raw.tether_compliance.take()),
+            ("tether_stiffness", raw.tether_stiffness.take()),
+        )?;
+        if scale.is_some() || tether.is_some() {
+            desc.tethers = Some(TetherDesc {
+                scale: scale.unwrap_or(1.0),
+                elasticity: tether.unwrap_or(Elasticity::RIGID),
+            });
+        }
+
+        let pressure = self.optional("pressure", &raw.pressure)?;
+        let volume = self.material(
+            ("volume_compliance", raw.volume_compliance.take()),
+            ("volume_stiffness", raw.volume_stiffness.take()),
+        )?;
+        if pressure.is_some() || volume.is_some() {
+            desc.volume = Some(VolumeDesc {
+                pressure: pressure.unwrap_or(1.0),
+                elasticity: volume.unwrap_or(Elasticity::RIGID),
+            });
+        }
+
+        let drag = self.optional("drag", &raw.drag)?;
+        let lift = self.optional("lift", &raw.lift)?;
+        if drag.is_some() || lift.is_some() {
+            desc.aero = Some(AeroDesc { drag: drag.unwrap_or(0.0), lift: lift.unwrap_or(0.0) });
         }
         Ok(())
     }

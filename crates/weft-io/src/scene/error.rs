@@ -40,8 +40,10 @@ pub enum SceneRule {
         /// The other key.
         second: &'static str,
     },
-    /// A cloth with neither `positions` nor `grid`.
-    #[error("a cloth needs its particles: give `positions` (explicit particles) or `grid`")]
+    /// A cloth with none of `positions`, `grid` and `mesh`.
+    #[error(
+        "a cloth needs its particles: give `positions` (explicit particles), `grid` or `mesh` (an OBJ file)"
+    )]
     NoShape,
     /// A key that a grid cloth generates for itself.
     #[error(
@@ -51,6 +53,108 @@ pub enum SceneRule {
     GeneratedByGrid {
         /// The key.
         key: &'static str,
+    },
+    /// A key that a mesh cloth derives from its OBJ file.
+    #[error(
+        "`{key}` cannot be combined with `mesh`: a mesh cloth takes its particles and triangles from \
+         the OBJ file and derives its stretch edges (at their initial length) and shear edges"
+    )]
+    GeneratedByMesh {
+        /// The key.
+        key: &'static str,
+    },
+    /// A key that only means something for a mesh cloth.
+    #[error("`{key}` applies to a `mesh` cloth only")]
+    NeedsMesh {
+        /// The key.
+        key: &'static str,
+    },
+    /// A key that only means something for a cloth that generates its edges.
+    #[error("`{key}` applies to `grid` and `mesh` cloths only (an explicit cloth lists its `shear_edges`)")]
+    NeedsGridOrMesh {
+        /// The key.
+        key: &'static str,
+    },
+    /// A warp or weft material on a cloth without UVs.
+    #[error(
+        "`{key}` sorts the stretch edges into warp and weft by their UV direction, so it needs UVs: {why}"
+    )]
+    NeedsUvs {
+        /// The key.
+        key: &'static str,
+        /// Why the cloth has none.
+        why: String,
+    },
+    /// A key that needs another.
+    #[error("`{key}` needs {needs}")]
+    Needs {
+        /// The key.
+        key: &'static str,
+        /// What else it needs.
+        needs: &'static str,
+    },
+    /// An empty list where one element at least is needed.
+    #[error("`{key}` is an empty list: give at least one")]
+    EmptyList {
+        /// The key.
+        key: &'static str,
+    },
+    /// A problem on a line of an OBJ file (the error's position is in that file).
+    #[error("{0}")]
+    Obj(crate::obj::ObjProblem),
+    /// A problem with an OBJ file as a whole (the error's position is the scene key naming it).
+    #[error("{file}: {problem}")]
+    ObjFile {
+        /// The OBJ file.
+        file: String,
+        /// What is wrong.
+        problem: crate::obj::ObjProblem,
+    },
+    /// A line of a pin file that is not a particle index (the error's position is in that file).
+    #[error("{0}")]
+    PinFileLine(String),
+    /// A pin file that cannot be used (the error's position is the `pin_file` key).
+    #[error("{file}: {problem}")]
+    PinFile {
+        /// The pin file.
+        file: String,
+        /// What is wrong.
+        problem: String,
+    },
+    /// A box whose `min` is above its `max` along an axis.
+    #[error("min {min:?} is above max {max:?} along {axis}: a box needs min ≤ max on every axis")]
+    BoxInverted {
+        /// `x`, `y` or `z`.
+        axis: char,
+        /// The low bound in m.
+        min: f32,
+        /// The high bound in m.
+        max: f32,
+    },
+    /// A pin box that holds no particle.
+    #[error(
+        "the box from {min:?} to {max:?} holds no particle of the cloth, whose particles span {lo:?} to {hi:?} (m)"
+    )]
+    EmptyBox {
+        /// The box's low corner in m.
+        min: [f32; 3],
+        /// The box's high corner in m.
+        max: [f32; 3],
+        /// The cloth's low corner in m.
+        lo: [f32; 3],
+        /// The cloth's high corner in m.
+        hi: [f32; 3],
+    },
+    /// `wind` that is neither `[x, y, z]` nor a list of keys.
+    #[error(
+        "give a constant wind as [x, y, z] (m/s) or keys as [{{ time = 0.0, velocity = [x, y, z] }}, ...], not a mix"
+    )]
+    MixedWind,
+    /// A constant wind without exactly three components.
+    #[error("a constant wind has 3 components [x, y, z] (m/s), not {len}")]
+    WindLength {
+        /// The components given.
+        len: usize,
     },
     /// A key that only means something for a grid cloth.
     #[error("`{key}` applies to a `grid` cloth only")]
@@ -124,8 +228,8 @@ pub enum SceneError {
         at: SourcePos,
         /// Where in the scene: `simulation.fps`, `cloth 'seed': edges[3]`.
         place: String,
-        /// The rule.
-        rule: SceneRule,
+        /// The rule (boxed: it is large, and errors travel in every `Result`).
+        rule: Box<SceneRule>,
     },
 }
 
@@ -134,7 +238,10 @@ impl SceneError {
     /// model builder or by the scene reader with `weft-core`'s types).
     pub fn rule(&self) -> Option<&Rule> {
         match self {
-            SceneError::Invalid { rule: SceneRule::Model(rule), .. } => Some(rule),
+            SceneError::Invalid { rule, .. } => match &**rule {
+                SceneRule::Model(rule) => Some(rule),
+                _ => None,
+            },
             _ => None,
         }
     }

@@ -9,7 +9,7 @@ use std::fmt;
 use std::marker::PhantomData;
 
 use serde::Deserialize;
-use serde::de::{self, Deserializer, IgnoredAny, SeqAccess, Visitor};
+use serde::de::{self, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use toml::Spanned;
 
 /// A whole scene file.
@@ -31,6 +31,55 @@ pub(super) struct RawSimulation {
     pub(super) iterations: Option<Spanned<i64>>,
     pub(super) gravity: Option<Spanned<Fixed<f64, 3>>>,
     pub(super) velocity_damping: Option<Spanned<f64>>,
+    pub(super) wind: Option<Spanned<Vec<Spanned<WindItem>>>>,
+    pub(super) air_density: Option<Spanned<f64>>,
+}
+
+/// An element of `wind`: a number (of a constant `[x, y, z]`) or a `{ time, velocity }` key.
+#[derive(Debug)]
+pub(super) enum WindItem {
+    Number(f64),
+    Key(RawWindKey),
+}
+
+/// One `{ time = 0.0, velocity = [x, y, z] }` of `wind`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RawWindKey {
+    pub(super) time: Spanned<f64>,
+    pub(super) velocity: Spanned<Fixed<f64, 3>>,
+}
+
+impl<'de> Deserialize<'de> for WindItem {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct ItemVisitor;
+
+        impl<'de> Visitor<'de> for ItemVisitor {
+            type Value = WindItem;
+
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a number (wind = [x, y, z]) or a key { time = ..., velocity = [x, y, z] }")
+            }
+
+            fn visit_i64<E: de::Error>(self, v: i64) -> Result<WindItem, E> {
+                Ok(WindItem::Number(v as f64))
+            }
+
+            fn visit_u64<E: de::Error>(self, v: u64) -> Result<WindItem, E> {
+                Ok(WindItem::Number(v as f64))
+            }
+
+            fn visit_f64<E: de::Error>(self, v: f64) -> Result<WindItem, E> {
+                Ok(WindItem::Number(v))
+            }
+
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<WindItem, A::Error> {
+                RawWindKey::deserialize(de::value::MapAccessDeserializer::new(map)).map(WindItem::Key)
+            }
+        }
+
+        deserializer.deserialize_any(ItemVisitor)
+    }
 }
 
 /// A list whose elements each keep their span.
@@ -59,6 +108,82 @@ pub(super) struct RawCloth {
     pub(super) shear_damping: Option<Spanned<f64>>,
     pub(super) pins: Option<SpannedList<i64>>,
     pub(super) pin_corners: Option<SpannedList<Corner>>,
+    pub(super) mesh: Option<Spanned<String>>,
+    pub(super) object: Option<Spanned<OneOrList<String>>>,
+    pub(super) non_manifold: Option<Spanned<NonManifoldPolicy>>,
+    pub(super) pin_box: Option<Spanned<OneOrList<RawBox>>>,
+    pub(super) pin_file: Option<Spanned<String>>,
+    pub(super) warp_compliance: Option<Spanned<f64>>,
+    pub(super) warp_stiffness: Option<Spanned<f64>>,
+    pub(super) weft_compliance: Option<Spanned<f64>>,
+    pub(super) weft_stiffness: Option<Spanned<f64>>,
+    pub(super) bending_compliance: Option<Spanned<f64>>,
+    pub(super) bending_stiffness: Option<Spanned<f64>>,
+    pub(super) bending_damping: Option<Spanned<f64>>,
+    pub(super) tether_scale: Option<Spanned<f64>>,
+    pub(super) tether_compliance: Option<Spanned<f64>>,
+    pub(super) tether_stiffness: Option<Spanned<f64>>,
+    pub(super) pressure: Option<Spanned<f64>>,
+    pub(super) volume_compliance: Option<Spanned<f64>>,
+    pub(super) volume_stiffness: Option<Spanned<f64>>,
+    pub(super) drag: Option<Spanned<f64>>,
+    pub(super) lift: Option<Spanned<f64>>,
+}
+
+/// `non_manifold = "error" | "skip"`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub(super) enum NonManifoldPolicy {
+    Error,
+    Skip,
+}
+
+/// `pin_box = { min = [x, y, z], max = [x, y, z] }`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RawBox {
+    pub(super) min: Spanned<Fixed<f64, 3>>,
+    pub(super) max: Spanned<Fixed<f64, 3>>,
+}
+
+/// A value given once (`object = "shirt"`, `pin_box = { ... }`) or as a list of them, each list
+/// element keeping its span.
+#[derive(Debug)]
+pub(super) enum OneOrList<T> {
+    One(T),
+    List(Vec<Spanned<T>>),
+}
+
+impl<'de, T: Deserialize<'de>> Deserialize<'de> for OneOrList<T> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct OneOrListVisitor<T>(PhantomData<T>);
+
+        impl<'de, T: Deserialize<'de>> Visitor<'de> for OneOrListVisitor<T> {
+            type Value = OneOrList<T>;
+
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a value or an array of them")
+            }
+
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<Self::Value, E> {
+                T::deserialize(de::value::StrDeserializer::new(v)).map(OneOrList::One)
+            }
+
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Self::Value, A::Error> {
+                T::deserialize(de::value::MapAccessDeserializer::new(map)).map(OneOrList::One)
+            }
+
+            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
+                let mut items = Vec::new();
+                while let Some(item) = seq.next_element::<Spanned<T>>()? {
+                    items.push(item);
+                }
+                Ok(OneOrList::List(items))
+            }
+        }
+
+        deserializer.deserialize_any(OneOrListVisitor(PhantomData))
+    }
 }
 
 /// `grid = { ... }` (or a `[cloth.grid]` table).

@@ -142,12 +142,12 @@ const SEED_CASES: &[(&str, &str, &str)] = &[
     (
         "fps = 10.0",
         "fps = 10.0\nfoo = 1",
-        "scene.toml:3:1: unknown field `foo`, expected one of `fps`, `frames`, `substeps`, `iterations`, `gravity`, `velocity_damping`",
+        "scene.toml:3:1: unknown field `foo`, expected one of `fps`, `frames`, `substeps`, `iterations`, `gravity`, `velocity_damping`, `wind`, `air_density`",
     ),
     (
         "pins = [0]",
         "pins = [0]\npin = [1]",
-        "scene.toml:16:1: unknown field `pin`, expected one of `name`, `positions`, `grid`, `velocities`, `particle_mass`, `density`, `triangles`, `edges`, `rest_lengths`, `stretch_compliance`, `stretch_stiffness`, `stretch_damping`, `shear`, `shear_edges`, `shear_compliance`, `shear_stiffness`, `shear_damping`, `pins`, `pin_corners`",
+        "scene.toml:16:1: unknown field `pin`, expected one of `name`, `positions`, `grid`, `velocities`, `particle_mass`, `density`, `triangles`, `edges`, `rest_lengths`, `stretch_compliance`, `stretch_stiffness`, `stretch_damping`, `shear`, `shear_edges`, `shear_compliance`, `shear_stiffness`, `shear_damping`, `pins`, `pin_corners`, `mesh`, `object`, `non_manifold`, `pin_box`, `pin_file`, `warp_compliance`, `warp_stiffness`, `weft_compliance`, `weft_stiffness`, `bending_compliance`, `bending_stiffness`, `bending_damping`, `tether_scale`, `tether_compliance`, `tether_stiffness`, `pressure`, `volume_compliance`, `volume_stiffness`, `drag`, `lift`",
     ),
     ("fps = 10.0", "fps = 10.0 x", "scene.toml:2:7: string values must be quoted, expected literal string"),
     ("frames = 1", "frames = 1\nframes = 2", "scene.toml:4:1: duplicate key"),
@@ -230,7 +230,7 @@ const SEED_CASES: &[(&str, &str, &str)] = &[
     (
         "positions = [[0.0, 0.0, 0.0], [2.0, 0.0, 0.0]]",
         "",
-        "scene.toml:8:1: cloth 'seed': a cloth needs its particles: give `positions` (explicit particles) or `grid`",
+        "scene.toml:8:1: cloth 'seed': a cloth needs its particles: give `positions` (explicit particles), `grid` or `mesh` (an OBJ file)",
     ),
     (
         "pins = [0]",
@@ -245,7 +245,7 @@ const SEED_CASES: &[(&str, &str, &str)] = &[
     (
         "pins = [0]",
         "shear = false",
-        "scene.toml:15:9: cloth 'seed': shear: `shear` applies to a `grid` cloth only",
+        "scene.toml:15:9: cloth 'seed': shear: `shear` applies to `grid` and `mesh` cloths only (an explicit cloth lists its `shear_edges`)",
     ),
     // Model rules, found by weft-core and mapped back.
     (
@@ -534,4 +534,306 @@ fn mutated_scenes_never_panic_and_errors_stay_on_one_line() {
             }
         }
     }
+}
+
+/// A 3×2-vertex sheet of two quads in the xy plane, with UVs along x (U) and y (V).
+const QUADS_OBJ: &str = "o sheet
+v 0 0 0
+v 1 0 0
+v 2 0 0
+v 0 1 0
+v 1 1 0
+v 2 1 0
+vt 0 0
+vt 0.5 0
+vt 1 0
+vt 0 1
+vt 0.5 1
+vt 1 1
+f 1/1 2/2 5/5 4/4
+f 2/2 3/3 6/6 5/5
+";
+
+const MESH_SCENE: &str = r#"[simulation]
+fps = 24.0
+frames = 1
+
+[[cloth]]
+name = "sheet"
+mesh = "sheet.obj"
+density = 0.2
+stretch_compliance = 1e-6
+"#;
+
+/// Writes `scene` and the named files into a fresh folder and loads the scene.
+fn load_with(scene: &str, files: &[(&str, &str)]) -> (tempfile::TempDir, Result<Scene, SceneError>) {
+    let dir = tempfile::tempdir().unwrap();
+    for (name, text) in files {
+        std::fs::write(dir.path().join(name), text).unwrap();
+    }
+    let path = dir.path().join("scene.toml");
+    std::fs::write(&path, scene).unwrap();
+    let scene = load_scene(&path, &Limits::default());
+    (dir, scene)
+}
+
+/// The one-line error of loading then building, with the folder's path cut out.
+fn load_error(scene: &str, files: &[(&str, &str)]) -> String {
+    let (dir, loaded) = load_with(scene, files);
+    let e = match loaded {
+        Err(e) => e,
+        Ok(scene) => scene.build_model().expect_err("the scene should fail"),
+    };
+    let message = e.to_string();
+    assert!(!message.contains('\n'), "{message}");
+    message.replace(&format!("{}/", dir.path().display()), "")
+}
+
+#[test]
+fn mesh_cloths_read_their_obj_file() {
+    let (_dir, scene) = load_with(MESH_SCENE, &[("sheet.obj", QUADS_OBJ)]);
+    let scene = scene.unwrap();
+    let cloth = &scene.cloths()[0];
+    assert_eq!(cloth.positions.len(), 6);
+    assert_eq!(cloth.triangles.len(), 4);
+    assert_eq!(cloth.uvs.len(), 4);
+    assert_eq!(cloth.edge_sets.len(), 2);
+    assert_eq!(cloth.edge_sets[0].edges.len(), 7, "the quads' sides");
+    assert_eq!(cloth.edge_sets[1].edges.len(), 4, "both diagonals of both quads");
+    let model = scene.build_model().unwrap();
+    assert_eq!((model.report().stretch, model.report().shear), (7, 4));
+    assert_eq!(model.cloths()[0].uvs.len(), 4);
+
+    let no_shear = MESH_SCENE.replace("density = 0.2", "density = 0.2\nshear = false");
+    let (_dir, scene) = load_with(&no_shear, &[("sheet.obj", QUADS_OBJ)]);
+    assert!(scene.unwrap().cloths()[0].edge_sets[1].edges.is_empty());
+}
+
+#[test]
+fn warp_and_weft_split_the_stretch_edges() {
+    let text = MESH_SCENE.replace(
+        "stretch_compliance = 1e-6",
+        "stretch_compliance = 1e-6\nwarp_stiffness = 1e5\nweft_compliance = 2e-6",
+    );
+    let (_dir, scene) = load_with(&text, &[("sheet.obj", QUADS_OBJ)]);
+    let scene = scene.unwrap();
+    let cloth = &scene.cloths()[0];
+    let sets: Vec<(&str, usize)> = cloth.edge_sets.iter().map(|s| (s.field, s.edges.len())).collect();
+    // Sides along x: 4 (warp); along y: 3 (weft); none left as bias.
+    assert_eq!(sets, [("edges", 0), ("warp_edges", 4), ("weft_edges", 3), ("shear_edges", 4)]);
+    assert_eq!(cloth.edge_sets[2].elasticity.compliance().get(), 2e-6);
+
+    // Only warp given: the weft edges keep the stretch material.
+    let text = MESH_SCENE.replace("density = 0.2", "density = 0.2\nwarp_compliance = 1e-7");
+    let (_dir, scene) = load_with(&text, &[("sheet.obj", QUADS_OBJ)]);
+    let scene = scene.unwrap();
+    let cloth = &scene.cloths()[0];
+    let sets: Vec<(&str, usize)> = cloth.edge_sets.iter().map(|s| (s.field, s.edges.len())).collect();
+    assert_eq!(sets, [("edges", 3), ("warp_edges", 4), ("shear_edges", 4)]);
+
+    // A grid: rows are warp, columns weft.
+    let grid = flag_with("stretch_compliance = 1e-6", "warp_compliance = 1e-6\nweft_compliance = 1e-5");
+    let scene = parse(&grid).unwrap();
+    let sets: Vec<(&str, usize)> =
+        scene.cloths()[0].edge_sets.iter().map(|s| (s.field, s.edges.len())).collect();
+    assert_eq!(sets, [("edges", 0), ("warp_edges", 9), ("weft_edges", 8), ("shear_edges", 12)]);
+    assert_eq!(scene.cloths()[0].uvs[0], [[0.0, 0.0], [1.0 / 3.0, 0.0], [1.0 / 3.0, 0.5]]);
+    assert!(scene.build_model().is_ok());
+
+    // No UVs: an explicit cloth, a mesh face without vt.
+    let e = error(&seed_with("pins = [0]", "pins = [0]\nweft_stiffness = 5.0"));
+    assert!(
+        e.to_string().starts_with("scene.toml:16:18: cloth 'seed': weft_stiffness: `weft_stiffness` sorts"),
+        "{e}"
+    );
+    let no_vt = QUADS_OBJ.replace("f 2/2 3/3 6/6 5/5", "f 2 3 6 5");
+    let text = MESH_SCENE.replace("density = 0.2", "density = 0.2\nwarp_compliance = 1e-7");
+    let e = load_error(&text, &[("sheet.obj", &no_vt)]);
+    assert!(
+        e.ends_with("needs UVs: the face on line 15 of sheet.obj has no texture coordinates (vt)"),
+        "{e}"
+    );
+}
+
+#[test]
+fn obj_mistakes_name_the_obj_file_and_line() {
+    let bad = QUADS_OBJ.replace("v 2 1 0", "v 2 nan 0");
+    assert_eq!(
+        load_error(MESH_SCENE, &[("sheet.obj", &bad)]),
+        "sheet.obj:7:1: cloth 'sheet': mesh: `v`: 'nan' is not a finite 32-bit number"
+    );
+    let e = load_error(MESH_SCENE, &[]);
+    assert!(
+        e.starts_with("scene.toml:7:8: cloth 'sheet': mesh: sheet.obj: cannot read the OBJ file: "),
+        "{e}"
+    );
+    let e = load_error(
+        &MESH_SCENE.replace("density", "object = \"shirt\"\ndensity"),
+        &[("sheet.obj", QUADS_OBJ)],
+    );
+    assert_eq!(
+        e,
+        "scene.toml:8:10: cloth 'sheet': object: sheet.obj: the OBJ file has no object named 'shirt'; its objects: 'sheet'"
+    );
+    let e = load_error(&MESH_SCENE.replace("density", "object = []\ndensity"), &[("sheet.obj", QUADS_OBJ)]);
+    assert!(e.contains("`object` is an empty list"), "{e}");
+    let e = load_error(&MESH_SCENE.replace("density", "positions = [[0, 0, 0]]\ndensity"), &[]);
+    assert!(e.contains("give `positions` or `mesh`, not both"), "{e}");
+    let e = load_error(&MESH_SCENE.replace("density", "edges = [[0, 1]]\ndensity"), &[]);
+    assert!(e.contains("`edges` cannot be combined with `mesh`"), "{e}");
+    let e = error(&seed_with("pins = [0]", "pins = [0]\nobject = \"a\""));
+    assert!(e.to_string().contains("`object` applies to a `mesh` cloth only"), "{e}");
+}
+
+#[test]
+fn model_rules_on_mesh_parts_name_the_face() {
+    // A fin: the edge 1–2 (OBJ 2–5) is shared by three triangles.
+    let fin = format!("{QUADS_OBJ}v 1 0.5 1\nf 2 5 7\n");
+    let e = load_error(MESH_SCENE, &[("sheet.obj", &fin)]);
+    assert!(e.starts_with("sheet.obj:14:1: cloth 'sheet': triangles[0] (from this face): edge [1, 4] is shared by 3 triangles"), "{e}");
+    let skip = MESH_SCENE.replace("density = 0.2", "density = 0.2\nnon_manifold = \"skip\"");
+    let (_dir, scene) = load_with(&skip, &[("sheet.obj", &fin)]);
+    assert!(scene.unwrap().build_model().is_ok());
+    // Two vertices on one point: the edge between them names its face.
+    let coincident = QUADS_OBJ.replace("v 1 0 0", "v 0 0 0");
+    let e = load_error(MESH_SCENE, &[("sheet.obj", &coincident)]);
+    assert!(
+        e.starts_with(
+            "sheet.obj:14:1: cloth 'sheet': triangles[0] (from this face): [0, 1, 3] has zero area"
+        ),
+        "{e}"
+    );
+    let e = load_error(
+        &MESH_SCENE.replace("density = 0.2", "particle_mass = 0.1"),
+        &[("sheet.obj", &coincident)],
+    );
+    assert!(
+        e.starts_with("sheet.obj:14:1: cloth 'sheet': edges[0] (from this face): joins particles 0 and 1"),
+        "{e}"
+    );
+}
+
+#[test]
+fn pins_by_box_and_by_file() {
+    let text = MESH_SCENE.replace(
+        "density = 0.2",
+        "density = 0.2\npins = [0]\npin_box = { min = [-0.1, 0.9, -1], max = [1.1, 1.1, 1] }\npin_file = \"pins.txt\"",
+    );
+    let (_dir, scene) =
+        load_with(&text, &[("sheet.obj", QUADS_OBJ), ("pins.txt", "# right column\n2\n\n5  # top\n")]);
+    assert_eq!(scene.unwrap().cloths()[0].pins, vec![0, 3, 4, 2, 5]);
+    let list = MESH_SCENE.replace(
+        "density = 0.2",
+        "density = 0.2\npin_box = [\n  { min = [-1, -1, -1], max = [0, 0, 0] },\n  { min = [1.5, -1, -1], max = [3, 0, 0] },\n]",
+    );
+    let (_dir, scene) = load_with(&list, &[("sheet.obj", QUADS_OBJ)]);
+    assert_eq!(scene.unwrap().cloths()[0].pins, vec![0, 2]);
+
+    let empty = list.replace("max = [3, 0, 0]", "max = [3, -0.5, 0]");
+    let e = load_error(&empty, &[("sheet.obj", QUADS_OBJ)]);
+    assert!(e.starts_with("scene.toml:11:3: cloth 'sheet': pin_box[1]: the box from [1.5, -1.0, -1.0] to [3.0, -0.5, 0.0] holds no particle"), "{e}");
+    let inverted = list.replace("max = [0, 0, 0]", "max = [0, -2, 0]");
+    let e = load_error(&inverted, &[("sheet.obj", QUADS_OBJ)]);
+    assert!(e.contains("pin_box[0]: min -1.0 is above max -2.0 along y"), "{e}");
+
+    let file = MESH_SCENE.replace("density = 0.2", "density = 0.2\npin_file = \"pins.txt\"");
+    let e = load_error(&file, &[("sheet.obj", QUADS_OBJ), ("pins.txt", "1\n# x\n1.5\n")]);
+    assert_eq!(
+        e,
+        "pins.txt:3:1: cloth 'sheet': pin_file: '1.5' is not a particle index: indices are whole numbers from 0 to 4294967295"
+    );
+    let e = load_error(&file, &[("sheet.obj", QUADS_OBJ), ("pins.txt", "1\n\n9\n")]);
+    assert_eq!(
+        e,
+        "pins.txt:3:1: cloth 'sheet': pins[1] (from pin_file): index 9 is out of range: the cloth has 6 particles"
+    );
+    let e = load_error(&file, &[("sheet.obj", QUADS_OBJ), ("pins.txt", "# none\n")]);
+    assert!(
+        e.starts_with("scene.toml:9:12: cloth 'sheet': pin_file: pins.txt: the file lists no particle index"),
+        "{e}"
+    );
+    let e = load_error(&file, &[("sheet.obj", QUADS_OBJ)]);
+    assert!(e.starts_with("scene.toml:9:12: cloth 'sheet': pin_file: pins.txt: cannot read the file"), "{e}");
+    // Pins by box on a grid and an explicit cloth too.
+    let scene = parse(&flag_with(
+        "pin_corners = [\"top-left\", \"top-right\"]",
+        "pin_box = { min = [0, 2, 0], max = [0.6, 2, 0] }",
+    ))
+    .unwrap();
+    assert_eq!(scene.cloths()[0].pins, vec![8, 9]);
+}
+
+#[test]
+fn wind_air_and_constraint_kinds() {
+    let text = seed_with(
+        "gravity = [0.0, 0.0, 0.0]",
+        "gravity = [0.0, 0.0, 0.0]\nwind = [1, 0.0, -2]\nair_density = 1.0",
+    );
+    let s = parse(&text).unwrap();
+    assert_eq!(
+        s.settings().wind,
+        vec![weft_core::settings::WindKey { time: 0.0, velocity: [1.0, 0.0, -2.0] }]
+    );
+    assert_eq!(s.settings().air_density, 1.0);
+    let keyed = seed_with(
+        "gravity = [0.0, 0.0, 0.0]",
+        "wind = [\n  { time = 0.0, velocity = [0, 0, 0] },\n  { time = 2.0, velocity = [3, 0, 0] },\n]",
+    );
+    assert_eq!(parse(&keyed).unwrap().settings().wind[1].velocity, [3.0, 0.0, 0.0]);
+    let e = error(&keyed.replace("time = 2.0", "time = 0.0"));
+    assert!(
+        e.to_string().starts_with("scene.toml:8:3: simulation.wind[1]: key at 0 s does not come after"),
+        "{e}"
+    );
+    let e =
+        error(&seed_with("gravity = [0.0, 0.0, 0.0]", "wind = [1.0, { time = 0.0, velocity = [0, 0, 0] }]"));
+    assert!(e.to_string().contains("simulation.wind: give a constant wind"), "{e}");
+    let e = error(&seed_with("gravity = [0.0, 0.0, 0.0]", "wind = [1.0, 2.0]"));
+    assert!(e.to_string().contains("not 2"), "{e}");
+    let e = error(&seed_with(
+        "gravity = [0.0, 0.0, 0.0]",
+        "wind = [{ time = 0.0, velocity = [0, 0, 0], speed = 1 }]",
+    ));
+    assert!(e.to_string().contains("unknown field `speed`"), "{e}");
+    let e = error(&seed_with("gravity = [0.0, 0.0, 0.0]", "air_density = -1.0"));
+    assert!(
+        e.to_string().starts_with("scene.toml:6:15: simulation.air_density: -1 must not be negative"),
+        "{e}"
+    );
+
+    let text = flag_with(
+        "pin_corners",
+        "bending_stiffness = 2.0\nbending_damping = 0.1\ntether_scale = 1.1\npressure = 1.5\nvolume_compliance = 1e-3\ndrag = 0.5\nnon_manifold = \"skip\"\npin_corners",
+    );
+    let scene = parse(&text).unwrap();
+    let c = &scene.cloths()[0];
+    assert_eq!(c.bending.unwrap().elasticity.compliance().get(), 0.5);
+    assert_eq!(c.bending.unwrap().damping, 0.1);
+    assert_eq!(c.tethers.unwrap().scale, 1.1);
+    assert_eq!(c.tethers.unwrap().elasticity, weft_core::units::Elasticity::RIGID);
+    assert_eq!(c.volume.unwrap().pressure, 1.5);
+    assert_eq!((c.aero.unwrap().drag, c.aero.unwrap().lift), (0.5, 0.0));
+    assert_eq!(c.non_manifold, weft_core::NonManifold::Skip);
+    let flag = parse(FLAG).unwrap();
+    let plain = &flag.cloths()[0];
+    assert!(
+        plain.bending.is_none() && plain.tethers.is_none() && plain.volume.is_none() && plain.aero.is_none()
+    );
+
+    let e = error(&flag_with("pin_corners", "bending_damping = 0.1\npin_corners"));
+    assert!(
+        e.to_string().contains("`bending_damping` needs `bending_compliance` or `bending_stiffness`"),
+        "{e}"
+    );
+    let e =
+        error(&flag_with("pin_corners", "bending_compliance = 1.0\nbending_stiffness = 1.0\npin_corners"));
+    assert!(e.to_string().contains("give `bending_compliance` or `bending_stiffness`, not both"), "{e}");
+    let e = error(&flag_with("pin_corners", "tether_stiffness = 0.0\npin_corners"));
+    assert!(
+        e.to_string()
+            .starts_with("scene.toml:11:20: cloth 'flag': tether_stiffness: 0 must be greater than zero"),
+        "{e}"
+    );
+    let e = error(&flag_with("pin_corners", "non_manifold = \"ignore\"\npin_corners"));
+    assert!(e.to_string().contains("unknown variant `ignore`"), "{e}");
 }
