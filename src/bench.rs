@@ -11,6 +11,9 @@
 //!   constraint at a time), the scalar twin of the kernels on one thread, the SIMD kernels on one
 //!   thread, and on all threads; with the ratios SIMD / scalar twin, SIMD / reference and N
 //!   threads / 1 thread. The sweeps of a round run in one team, as a step runs its iterations;
+//! * **bending and tether projections per second** on a 128×128 hanging cloth with bending and
+//!   tethers, after it has fallen for a while (so hinges are bent and tethers taut): the scalar
+//!   twin and the SIMD kernels, each on one thread, and their ratio;
 //! * **milliseconds per frame** of whole time steps (prediction, iterations, velocity update) on
 //!   hanging 128×128 and 512×512 cloths, on one thread and on all threads, with the parameters.
 
@@ -19,8 +22,10 @@ use std::time::Instant;
 
 use anyhow::Context as _;
 use rayon::{ThreadPool, ThreadPoolBuilder};
+use weft_core::bending::BendingDesc;
 use weft_core::grid::{GridDesc, GridPlane};
 use weft_core::limits::Limits;
+use weft_core::tether::TetherDesc;
 use weft_core::units::{Compliance, Elasticity};
 use weft_core::{MassSpec, Model, ModelBuilder, SimSettings};
 use weft_kernels::{KernelPath, StepOptions};
@@ -41,6 +46,12 @@ const ITERATIONS: u32 = 8;
 /// A square grid cloth of `n × n` particles, 1 m wide, hanging in the xy plane from its two top
 /// corners, with stiff stretch and softer shear: the standard bench cloth.
 pub fn hanging_grid(n: u32) -> anyhow::Result<Model> {
+    hanging_cloth(n, false)
+}
+
+/// [`hanging_grid`], with bending (compliance 1 rad²/(N·m)) and tethers (scale 1.05, rigid) to
+/// its two pins when `full`.
+fn hanging_cloth(n: u32, full: bool) -> anyhow::Result<Model> {
     let settings = SimSettings {
         fps: 60.0,
         frames: 1,
@@ -57,6 +68,10 @@ pub fn hanging_grid(n: u32) -> anyhow::Result<Model> {
         .map_err(|(field, rule)| anyhow::anyhow!("grid.{field}: {rule}"))?
         .into_cloth("bench", MassSpec::Density(0.2), compliance(1e-8)?, compliance(1e-6)?);
     cloth.pins = vec![grid.corners()[2], grid.corners()[3]];
+    if full {
+        cloth.bending = Some(BendingDesc { elasticity: compliance(1.0)?, damping: 0.0 });
+        cloth.tethers = Some(TetherDesc { scale: 1.05, elasticity: Elasticity::RIGID });
+    }
     let mut builder = ModelBuilder::new(settings, Limits::default())?;
     builder.add_cloth(&cloth)?;
     Ok(builder.build()?)
@@ -102,6 +117,107 @@ fn kernel_sweep<'a>(model: &Model, path: KernelPath, pool: &'a ThreadPool) -> Sw
     })
 }
 
+/// A constraint kind with its own kernel, for the per-kind rows.
+#[derive(Debug, Clone, Copy)]
+enum Kind {
+    Bending,
+    Tethers,
+}
+
+/// A sweep of one kind's kernels over a copy of `model`, on `pool`.
+fn kind_sweep<'a>(model: &Model, kind: Kind, path: KernelPath, pool: &'a ThreadPool) -> Sweep<'a> {
+    let mut model = model.clone();
+    let step = model.settings().time_step();
+    Box::new(move |sweeps| {
+        let parts = model.parts_mut();
+        let p = parts.particles;
+        pool.install(|| {
+            let start = Instant::now();
+            match kind {
+                Kind::Bending => {
+                    let (lanes, lambda) = parts.bending.lanes_and_lambda_mut();
+                    weft_kernels::bending::solve(
+                        &lanes,
+                        lambda,
+                        p.positions,
+                        p.prev_positions,
+                        &step,
+                        path,
+                        sweeps,
+                    );
+                }
+                Kind::Tethers => {
+                    let (lanes, lambda) = parts.tethers.lanes_and_lambda_mut();
+                    weft_kernels::tether::solve(&lanes, lambda, p.positions, &step, path, sweeps);
+                }
+            }
+            start.elapsed().as_secs_f64()
+        })
+    })
+}
+
+/// Times `variants` in interleaved rounds of `sweeps` each (after one warm-up round); returns the
+/// seconds per sweep of each variant in each round.
+fn measure(variants: &mut [(String, Sweep<'_>)], sweeps: usize, rounds: usize) -> Vec<Series> {
+    for (_, sweep) in variants.iter_mut() {
+        sweep(sweeps); // warm up caches and the pools
+    }
+    let mut series: Vec<Series> =
+        variants.iter().map(|(label, _)| Series { label: label.clone(), seconds: Vec::new() }).collect();
+    for _ in 0..rounds {
+        for (s, (_, sweep)) in series.iter_mut().zip(variants.iter_mut()) {
+            s.seconds.push(sweep(sweeps) / sweeps as f64);
+        }
+    }
+    series
+}
+
+/// Enough sweeps per round that `probe` (one sweep) takes about 40 ms in all.
+fn sweeps_for(probe: &mut Sweep<'_>) -> usize {
+    let seconds = probe(1).max(1e-6);
+    ((0.04 / seconds).ceil() as usize).clamp(1, 10_000)
+}
+
+/// Runs the bending and tether rows on an `n × n` hanging cloth that has fallen for 0.25 s.
+fn kind_rows(n: u32, rounds: usize, out: &mut String) -> anyhow::Result<()> {
+    let mut model = hanging_cloth(n, true)?;
+    let one = pool(1)?;
+    one.install(|| {
+        for _ in 0..15 * SUBSTEPS {
+            weft_kernels::step(&mut model, &StepOptions::default());
+        }
+    });
+    for (kind, name, count) in
+        [(Kind::Bending, "bending", model.bending().len()), (Kind::Tethers, "tether", model.tethers().len())]
+    {
+        let mut variants: Vec<(String, Sweep<'_>)> = vec![
+            ("scalar twin, 1 thread".into(), kind_sweep(&model, kind, KernelPath::Scalar, &one)),
+            ("SIMD, 1 thread".into(), kind_sweep(&model, kind, KernelPath::Simd, &one)),
+        ];
+        let sweeps = sweeps_for(&mut variants[0].1);
+        let series = measure(&mut variants, sweeps, rounds);
+        let set = match kind {
+            Kind::Bending => &model.report().bending,
+            Kind::Tethers => &model.report().tethers,
+        };
+        writeln!(
+            out,
+            "\n{n}×{n} hanging cloth: {count} {name} constraints in {} blocks + {} across blocks, \
+             {:.1}% lane fill; {sweeps} sweeps per round, {rounds} rounds",
+            set.blocks,
+            set.boundary_colours.iter().sum::<usize>(),
+            set.fill * 100.0
+        )?;
+        writeln!(out, "  {:<34} {:>12} {:>12}", "variant", "Mproj/s", "ms/sweep")?;
+        for s in &series {
+            let t = median(s.seconds.clone());
+            writeln!(out, "  {:<34} {:>12.1} {:>12.3}", s.label, count as f64 / t / 1e6, t * 1e3)?;
+        }
+        writeln!(out, "  SIMD vs its scalar twin, 1 thread:  {:.2}×", speedup(&series[0], &series[1]))?;
+    }
+    Ok(())
+}
+
 /// A sweep of the reference solver over its copy of `model`.
 fn reference_sweep<'a>(model: &Model) -> Sweep<'a> {
     let mut reference = ReferenceSolver::from_model(model);
@@ -126,18 +242,8 @@ fn distance_rows(n: u32, rounds: usize, threads: usize, out: &mut String) -> any
         (format!("SIMD, {threads} threads"), kernel_sweep(&model, KernelPath::Simd, &all)),
     ];
     // Enough sweeps per round that the slowest variant takes about 40 ms.
-    let probe = (variants[0].1)(1).max(1e-6);
-    let sweeps = ((0.04 / probe).ceil() as usize).clamp(1, 10_000);
-    for (_, sweep) in variants.iter_mut() {
-        sweep(sweeps); // warm up caches and the pools
-    }
-    let mut series: Vec<Series> =
-        variants.iter().map(|(label, _)| Series { label: label.clone(), seconds: Vec::new() }).collect();
-    for _ in 0..rounds {
-        for (s, (_, sweep)) in series.iter_mut().zip(variants.iter_mut()) {
-            s.seconds.push(sweep(sweeps) / sweeps as f64);
-        }
-    }
+    let sweeps = sweeps_for(&mut variants[0].1);
+    let series = measure(&mut variants, sweeps, rounds);
     let fill = model.report().distance.fill * 100.0;
     let r = model.report();
     let boundary: usize = r.distance.boundary_colours.iter().sum();
@@ -211,6 +317,8 @@ pub fn run(options: &BenchOptions) -> anyhow::Result<String> {
     for n in sizes {
         distance_rows(n, rounds, threads, &mut out)?;
     }
+    writeln!(out, "\nbending and tether constraint projections")?;
+    kind_rows(sizes[0], rounds, &mut out)?;
     writeln!(out, "\nwhole time steps (milliseconds per frame)")?;
     for n in sizes {
         frame_rows(n, frame_rounds, threads, &mut out)?;
