@@ -6,11 +6,13 @@
 //! also gets its distinct texture coordinates as `vt u v` lines (in order of first use) and faces
 //! `f a/ta b/tb c/tc`, so a UV seam is kept without splitting a point. Each frame is written to
 //! `NAME.NNNN.obj.partial`; [`CacheWriter::finish`] renames every frame once all samples are
-//! written.
+//! written, then removes the frames of an earlier sequence of the same name that this one did not
+//! replace (`NAME.` + digits + `.obj` beyond the new last frame, or with another width), so a
+//! folder never mixes two bakes.
 
 use std::fmt::Write as _;
 use std::io;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use crate::cache::{CacheSpec, CacheWriter, SampleCheck};
 use crate::staged::{self, Staged, with_path, write_all};
@@ -102,8 +104,36 @@ impl CacheWriter for ObjSequenceWriter {
 
     fn finish(self: Box<Self>) -> io::Result<Vec<PathBuf>> {
         self.check.complete()?;
-        self.staged.commit()
+        let (dir, name) = (self.dir.clone(), self.name.clone());
+        let written = self.staged.commit()?;
+        remove_stale_frames(&dir, &name, &written)?;
+        Ok(written)
     }
+}
+
+/// True when `file` is a frame of the sequence `name`: `name.` + at least 4 digits + `.obj`.
+fn is_frame_of(file: &str, name: &str) -> bool {
+    file.strip_prefix(name)
+        .and_then(|rest| rest.strip_prefix('.'))
+        .and_then(|rest| rest.strip_suffix(".obj"))
+        .is_some_and(|digits| digits.len() >= 4 && digits.bytes().all(|b| b.is_ascii_digit()))
+}
+
+/// Removes the frames of sequence `name` in `dir` that are not among `written`.
+fn remove_stale_frames(dir: &Path, name: &str, written: &[PathBuf]) -> io::Result<()> {
+    let entries = std::fs::read_dir(dir).map_err(|e| with_path(e, dir))?;
+    for entry in entries {
+        let path = entry.map_err(|e| with_path(e, dir))?.path();
+        let stale = path.file_name().and_then(|f| f.to_str()).is_some_and(|f| is_frame_of(f, name))
+            && !written.contains(&path);
+        if stale {
+            match std::fs::remove_file(&path) {
+                Err(e) if e.kind() != io::ErrorKind::NotFound => return Err(with_path(e, &path)),
+                _ => {}
+            }
+        }
+    }
+    Ok(())
 }
 
 #[cfg(test)]
@@ -161,6 +191,49 @@ mod tests {
             "# weft cloth 'quad', frame 0\nv 0 0 0\nv 1 0 0\nv 1 1 0\nv 0 1 0\n\
              vt 0 0\nvt 1 0\nvt 1 1\nvt 0 0.5\nf 1/1 2/2 3/3\nf 1/1 3/3 4/4\n"
         );
+    }
+
+    #[test]
+    fn a_shorter_bake_removes_the_frames_it_did_not_replace() {
+        let dir = tempfile::tempdir().unwrap();
+        let write = |samples: u32| {
+            let spec = CacheSpec {
+                dir: dir.path(),
+                name: "flag",
+                triangles: &[[0, 1, 2]],
+                uvs: &[],
+                point_count: 3,
+                fps: 24.0,
+                samples,
+            };
+            let mut w = create_cache(CacheFormat::ObjSequence, &spec).unwrap();
+            for _ in 0..samples {
+                w.write_sample(&[[0.0; 3]; 3]).unwrap();
+            }
+            w.finish().unwrap()
+        };
+        write(5);
+        for other in ["flag.0007.txt", "flag.12.obj", "flagpole.0001.obj", "flag.0001.obj.bak"] {
+            std::fs::write(dir.path().join(other), "keep").unwrap();
+        }
+        let written = write(2);
+        let mut left: Vec<String> = std::fs::read_dir(dir.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name().into_string().unwrap())
+            .collect();
+        left.sort();
+        assert_eq!(
+            left,
+            [
+                "flag.0000.obj",
+                "flag.0001.obj",
+                "flag.0001.obj.bak",
+                "flag.0007.txt",
+                "flag.12.obj",
+                "flagpole.0001.obj"
+            ]
+        );
+        assert_eq!(written.len(), 2);
     }
 
     #[test]
