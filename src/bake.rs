@@ -40,13 +40,17 @@ use std::io::{self, Write as _};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use weft_core::Model;
 use weft_core::Rule;
 use weft_core::limits::{Limits, RAISE_HINT};
 use weft_core::model::ClothInfo;
-use weft_io::{CacheFormat, CacheSpec, CacheWriter, Scene, SceneError, create_cache, parse_scene};
+use weft_core::{Model, SimSettings};
+use weft_io::checkpoint::{CHECKPOINT_FILE, Checkpoint, read_checkpoint, write_checkpoint};
+use weft_io::{
+    CacheFormat, CacheSpec, CacheWriter, Scene, SceneError, create_cache, parse_scene, resume_cache,
+};
 use weft_kernels::{KernelPath, Residual, StepOptions, StepStats, step};
 
+use crate::checkpointing::{self, CheckpointPolicy, Schedule};
 use crate::progress::Progress;
 
 /// Name of the per-frame statistics file in the output directory.
@@ -58,8 +62,14 @@ pub const STATS_FILE: &str = "stats.csv";
 /// for the distance constraints the largest and mean `|C|` (m) and the largest strain `|C|/L`;
 /// for bending the largest and mean `|C|` (rad); for tethers the largest excess beyond a bound
 /// (m); for volume the largest `|V − p·V₀| / (p·V₀)`. A kind the scene does not have reads 0.
+/// Then the quality of the cloth after the frame ([`weft_core::quality`]): the intersecting
+/// non-adjacent triangle pairs (within each cloth and between cloths), and the largest stretch of
+/// a stretch edge, `|x_a − x_b|/L − 1` (0.01 = 1 % longer than at rest; 0 if none is longer).
+/// Last, the free particles deeper in a collider than half its thickness after the frame
+/// ([`weft_kernels::collide`]; 0 without colliders).
 pub const STATS_HEADER: &str = "frame,time_s,degenerate,distance_max_abs_c_m,distance_mean_abs_c_m,\
-distance_max_strain,bending_max_abs_c_rad,bending_mean_abs_c_rad,tether_max_excess_m,volume_max_rel_error";
+distance_max_strain,bending_max_abs_c_rad,bending_mean_abs_c_rad,tether_max_excess_m,volume_max_rel_error,\
+intersecting_triangle_pairs,max_stretch,collider_deep_particles";
 
 /// How to bake.
 #[derive(Debug, Clone, PartialEq)]
@@ -77,6 +87,14 @@ pub struct BakeOptions {
     pub progress: bool,
     /// Resource limits the model is built under.
     pub limits: Limits,
+    /// When to write checkpoints (`DIR/weft.checkpoint`; see [`crate::checkpointing`]).
+    pub checkpoints: CheckpointPolicy,
+    /// Go on from the checkpoint in the output directory if it belongs to this bake; otherwise
+    /// (none, or another bake's) start from frame 0 and say why in [`BakeReport::resume_note`].
+    pub resume: bool,
+    /// For tests of resuming: abort the process, as a crash would (no destructor runs, the
+    /// temporary files stay), right after the checkpoint of this frame.
+    pub crash_after_checkpoint: Option<u32>,
 }
 
 impl BakeOptions {
@@ -90,6 +108,9 @@ impl BakeOptions {
             kernel: KernelPath::Simd,
             progress: false,
             limits: Limits::default(),
+            checkpoints: CheckpointPolicy::default(),
+            resume: false,
+            crash_after_checkpoint: None,
         }
     }
 
@@ -119,6 +140,11 @@ pub struct FrameStats {
     /// Per kind: projections skipped as degenerate, summed over the frame's time steps, and
     /// `|C|` after its last time step.
     pub step: StepStats,
+    /// Intersecting pairs of non-adjacent triangles after the frame, over every cloth
+    /// ([`weft_core::quality::intersecting_pairs`]).
+    pub intersections: u64,
+    /// The largest stretch of a stretch edge after the frame: `|x_a − x_b|/L − 1`, dimensionless.
+    pub max_stretch: f32,
 }
 
 /// What a bake did: counts, per-frame statistics, timings and the files written.
@@ -136,6 +162,8 @@ pub struct BakeReport {
     pub particles: usize,
     /// Pinned particles.
     pub pinned: usize,
+    /// Colliders in the scene.
+    pub colliders: usize,
     /// Distance constraints solved (stretch and shear).
     pub constraints: usize,
     /// Distance constraints left out at build because both their particles are pinned.
@@ -151,6 +179,11 @@ pub struct BakeReport {
     pub kernel: KernelPath,
     /// Every file written, in the order they were published (`stats.csv` last).
     pub files: Vec<PathBuf>,
+    /// The frame this bake went on from, when it resumed from a checkpoint (its statistics and
+    /// timings cover the frames after it only).
+    pub resumed_from: Option<u32>,
+    /// Why a `--resume` bake started from frame 0 instead (no checkpoint, or another bake's).
+    pub resume_note: Option<String>,
     /// Time spent stepping the frames and writing their samples.
     pub frame_time: Duration,
     /// Time of the whole bake: building the model, stepping, writing and publishing the files.
@@ -158,14 +191,20 @@ pub struct BakeReport {
 }
 
 impl BakeReport {
-    /// Milliseconds per frame (stepping and writing its samples).
+    /// Frames stepped by this run (all of them, or those after the checkpoint it resumed from).
+    pub fn frames_run(&self) -> u32 {
+        self.frames - self.resumed_from.unwrap_or(0)
+    }
+
+    /// Milliseconds per frame (stepping and writing its samples) of the frames this run stepped.
     pub fn ms_per_frame(&self) -> f64 {
-        self.frame_time.as_secs_f64() * 1e3 / self.frames.max(1) as f64
+        self.frame_time.as_secs_f64() * 1e3 / self.frames_run().max(1) as f64
     }
 
     /// Constraint projections (constraints × iterations × time steps) per second of frame time.
     pub fn projections_per_second(&self) -> f64 {
-        let projections = self.constraints as f64 * self.iterations as f64 * self.steps as f64;
+        let steps = self.frames_run() as f64 * self.substeps as f64;
+        let projections = self.constraints as f64 * self.iterations as f64 * steps;
         projections / self.frame_time.as_secs_f64().max(1e-9)
     }
 
@@ -179,6 +218,9 @@ impl BakeReport {
     pub fn summary(&self) -> String {
         let mut s = String::new();
         let r = self.final_residual();
+        if let Some(note) = &self.resume_note {
+            let _ = writeln!(s, "not resumed: {note}; baked from frame 0");
+        }
         let _ = writeln!(
             s,
             "baked {} ({}) in {:.3} s: {:.2} ms/frame, {:.3e} projections/s",
@@ -188,6 +230,12 @@ impl BakeReport {
             self.ms_per_frame(),
             self.projections_per_second()
         );
+        if let Some(frame) = self.resumed_from {
+            let _ = writeln!(
+                s,
+                "  resumed from the checkpoint after frame {frame}: these figures cover the rest"
+            );
+        }
         let _ = writeln!(
             s,
             "  threads {}, kernel {}, SIMD {}",
@@ -204,6 +252,35 @@ impl BakeReport {
             self.dropped_at_build
         );
         let _ = writeln!(s, "  degenerate projections: {}", self.totals.degenerate());
+        if self.colliders > 0 {
+            let deep = |f: &FrameStats| f.step.colliders.deep.unwrap_or(0);
+            let worst = self.per_frame.iter().max_by_key(|f| (deep(f), std::cmp::Reverse(f.frame)));
+            let (most, at) = worst.map_or((0, 0), |f| (deep(f), f.frame));
+            let _ = writeln!(
+                s,
+                "  colliders: {}; particles deeper than half the thickness: {} after the last frame, \
+                 at most {} (frame {})",
+                self.colliders,
+                self.per_frame.last().map_or(0, deep),
+                most,
+                at
+            );
+        }
+        if let Some(last) = self.per_frame.last() {
+            let worst = self.per_frame.iter().max_by_key(|f| (f.intersections, std::cmp::Reverse(f.frame)));
+            let (most, at) = worst.map_or((0, 0), |f| (f.intersections, f.frame));
+            let stretch = self.per_frame.iter().map(|f| f.max_stretch).fold(0.0f32, f32::max);
+            let _ = writeln!(
+                s,
+                "  intersecting triangle pairs: {} after the last frame, at most {} (frame {}); \
+                 largest stretch {:.3} % after the last frame, {:.3} % at most",
+                last.intersections,
+                most,
+                at,
+                last.max_stretch * 100.0,
+                stretch * 100.0
+            );
+        }
         let _ = writeln!(
             s,
             "  final distance |C|: max {:.3e} m, mean {:.3e} m, largest strain {:.3} %",
@@ -403,31 +480,52 @@ fn frames(model: &mut Model, options: &BakeOptions) -> Result<BakeReport, BakeEr
     let cache_err =
         |cloth: &ClothInfo, format, source| BakeError::Cache { cloth: cloth.name.clone(), format, source };
 
-    let mut caches = Vec::with_capacity(cloths.len() * formats.len());
-    for (c, cloth) in cloths.iter().enumerate() {
-        for &format in &formats {
-            let spec = CacheSpec {
-                dir: &options.out_dir,
-                name: &cloth.name,
-                triangles: &cloth.triangles,
-                uvs: &cloth.uvs,
-                point_count: cloth.particles.len(),
-                fps: settings.fps,
-                samples: settings.frames.saturating_add(1), // below u32::MAX: see check_limits
-            };
-            let writer = create_cache(format, &spec).map_err(|e| cache_err(cloth, format, e))?;
-            caches.push(OpenCache { cloth: c, format, writer });
-        }
-    }
-
+    let spec = |cloth| cache_spec(&options.out_dir, cloth, &settings);
     let stats_path = options.out_dir.join(STATS_FILE);
     let stats_err = |source| BakeError::File { path: stats_path.clone(), source };
-    let mut stats = StagedFile::create(&stats_path).map_err(stats_err)?;
-    stats.write(STATS_HEADER.as_bytes()).map_err(stats_err)?;
-    stats.write(b"\n").map_err(stats_err)?;
+    let checkpoint_path = options.out_dir.join(CHECKPOINT_FILE);
+    let checkpointing = options.resume || options.checkpoints != CheckpointPolicy::Never;
+    let fingerprint =
+        if checkpointing { checkpointing::fingerprint(model, &formats, options.kernel) } else { 0 };
+
+    // Go on from a checkpoint of this bake, if asked and there is one; else start afresh.
+    let mut resume_note = None;
+    let mut resumed = None;
+    if options.resume {
+        match resume(model, options, &cloths, &formats, fingerprint) {
+            Ok(r) => resumed = Some(r),
+            Err(note) => resume_note = Some(note),
+        }
+    }
+    let (mut caches, mut stats, first_frame) = match resumed {
+        Some((caches, stats, checkpoint)) => {
+            checkpointing::restore(model, &checkpoint);
+            (caches, stats, checkpoint.frame + 1)
+        }
+        None => {
+            // A checkpoint left by another bake would not match the files this one writes.
+            let _ = fs::remove_file(&checkpoint_path);
+            let mut caches = Vec::with_capacity(cloths.len() * formats.len());
+            for (c, cloth) in cloths.iter().enumerate() {
+                for &format in &formats {
+                    let writer =
+                        create_cache(format, &spec(cloth)).map_err(|e| cache_err(cloth, format, e))?;
+                    caches.push(OpenCache { cloth: c, format, writer });
+                }
+            }
+            let mut stats = StagedFile::create(&stats_path).map_err(stats_err)?;
+            stats.write(STATS_HEADER.as_bytes()).map_err(stats_err)?;
+            stats.write(b"\n").map_err(stats_err)?;
+            (caches, stats, 1)
+        }
+    };
 
     let mut sample = Vec::new();
-    write_samples(model, &cloths, &mut caches, &mut sample)?;
+    if first_frame == 1 {
+        write_samples(model, &cloths, &mut caches, &mut sample)?;
+    }
+    let mut schedule = Schedule::new(options.checkpoints);
+    let mut quality = Quality::new(model);
 
     let frame_started = Instant::now();
     let progress = Progress::new(options.progress, settings.frames, settings.substeps);
@@ -436,18 +534,40 @@ fn frames(model: &mut Model, options: &BakeOptions) -> Result<BakeReport, BakeEr
     let mut totals = StepStats::default();
     // Grown as frames are baked, never reserved up front from a count in the scene.
     let mut per_frame = Vec::new();
-    for frame in 1..=settings.frames {
+    for frame in first_frame..=settings.frames {
         let mut frame_stats = StepStats::default();
         for s in 1..=settings.substeps {
             let stats = step(model, if s == settings.substeps { &last } else { &quiet });
             frame_stats.accumulate(&stats);
             totals.accumulate(&stats);
         }
-        let row = FrameStats { frame, time: frame as f64 / settings.fps, step: frame_stats };
+        let (intersections, max_stretch) = quality.measure(model);
+        let row = FrameStats {
+            frame,
+            time: frame as f64 / settings.fps,
+            step: frame_stats,
+            intersections,
+            max_stretch,
+        };
         stats.write(stats_row(&row).as_bytes()).map_err(stats_err)?;
         per_frame.push(row);
         write_samples(model, &cloths, &mut caches, &mut sample)?;
         progress.frame_done(frame);
+        if schedule.due(frame, settings.frames) {
+            let mut checkpoint = checkpointing::capture(model, fingerprint, frame);
+            for cache in &mut caches {
+                let mark =
+                    cache.writer.mark().map_err(|e| cache_err(&cloths[cache.cloth], cache.format, e))?;
+                checkpoint.caches.push(mark);
+            }
+            checkpoint.stats_bytes = stats.sync().map_err(stats_err)?;
+            write_checkpoint(&checkpoint_path, &checkpoint)
+                .map_err(|source| BakeError::File { path: checkpoint_path.clone(), source })?;
+            if options.crash_after_checkpoint == Some(frame) {
+                // A crash, for tests: no destructor runs, every temporary file stays.
+                std::process::abort();
+            }
+        }
     }
     progress.finish();
     let frame_time = frame_started.elapsed();
@@ -463,6 +583,9 @@ fn frames(model: &mut Model, options: &BakeOptions) -> Result<BakeReport, BakeEr
         }
         return Err(e);
     }
+    // Published: the checkpoint has nothing left to resume (best effort; a stale one is
+    // recognised by its fingerprint and by its missing temporary files).
+    let _ = fs::remove_file(&checkpoint_path);
 
     let report = model.report();
     Ok(BakeReport {
@@ -472,6 +595,7 @@ fn frames(model: &mut Model, options: &BakeOptions) -> Result<BakeReport, BakeEr
         steps: settings.frames as u64 * settings.substeps as u64,
         particles: report.particles,
         pinned: report.pinned,
+        colliders: report.colliders,
         constraints: model.distance().len(),
         dropped_at_build: report.dropped_pinned,
         totals: StepStats { dropped_at_build: report.dropped_pinned, ..totals },
@@ -479,9 +603,76 @@ fn frames(model: &mut Model, options: &BakeOptions) -> Result<BakeReport, BakeEr
         threads: rayon::current_num_threads(),
         kernel: options.kernel,
         files,
+        resumed_from: (first_frame > 1).then_some(first_frame - 1),
+        resume_note,
         frame_time,
         wall_time: Duration::ZERO,
     })
+}
+
+/// The cache of `cloth` in `dir`: `frames + 1` samples at the scene's frame rate.
+fn cache_spec<'a>(dir: &'a Path, cloth: &'a ClothInfo, settings: &SimSettings) -> CacheSpec<'a> {
+    CacheSpec {
+        dir,
+        name: &cloth.name,
+        triangles: &cloth.triangles,
+        uvs: &cloth.uvs,
+        point_count: cloth.particles.len(),
+        fps: settings.fps,
+        samples: settings.frames.saturating_add(1), // below u32::MAX: see check_limits
+    }
+}
+
+/// What a resumed bake goes on with: its reopened caches and statistics, and the checkpoint.
+type Resumed = (Vec<OpenCache>, StagedFile, Checkpoint);
+
+/// Reads the checkpoint in the output directory and, if it belongs to this bake, reopens every
+/// cache and the statistics at its marks. Otherwise says why not (nothing is changed on disk
+/// then, but for temporary files cut back to a mark the checkpoint recorded).
+fn resume(
+    model: &Model,
+    options: &BakeOptions,
+    cloths: &[ClothInfo],
+    formats: &[CacheFormat],
+    fingerprint: u64,
+) -> Result<Resumed, String> {
+    let path = options.out_dir.join(CHECKPOINT_FILE);
+    let checkpoint = match read_checkpoint(&path) {
+        Ok(c) => c,
+        Err(weft_io::checkpoint::CheckpointError::Read { source, .. })
+            if source.kind() == io::ErrorKind::NotFound =>
+        {
+            return Err(format!("no checkpoint in {}", options.out_dir.display()));
+        }
+        Err(e) => return Err(format!("{}: {e}", path.display())),
+    };
+    let count = cloths.len() * formats.len();
+    if let Some(why) = checkpointing::unusable(&checkpoint, model, fingerprint, count) {
+        return Err(format!("{}: {why}", path.display()));
+    }
+    let mut caches = Vec::with_capacity(count);
+    let mut marks = checkpoint.caches.iter();
+    for (c, cloth) in cloths.iter().enumerate() {
+        for &format in formats {
+            let mark = marks.next().ok_or("the checkpoint records too few caches")?;
+            let spec = cache_spec(&options.out_dir, cloth, model.settings());
+            let writer = resume_cache(format, &spec, mark)
+                .map_err(|e| format!("{format} cache of cloth '{}': {e}", cloth.name))?;
+            if mark.samples != checkpoint.frame + 1 {
+                return Err(format!(
+                    "{format} cache of cloth '{}' holds {} samples, frame {} needs {}",
+                    cloth.name,
+                    mark.samples,
+                    checkpoint.frame,
+                    checkpoint.frame + 1
+                ));
+            }
+            caches.push(OpenCache { cloth: c, format, writer });
+        }
+    }
+    let stats = StagedFile::reopen(&options.out_dir.join(STATS_FILE), checkpoint.stats_bytes)
+        .map_err(|e| format!("{STATS_FILE}: {e}"))?;
+    Ok((caches, stats, checkpoint))
 }
 
 /// Renames every cache and then the statistics into place, appending each published file to
@@ -530,13 +721,51 @@ fn write_samples(
     Ok(())
 }
 
+/// What the quality columns of [`STATS_FILE`] measure: every cloth's triangles (model indices) and
+/// stretch edges with their rest lengths, gathered once per bake.
+struct Quality {
+    triangles: Vec<[u32; 3]>,
+    edges: Vec<[u32; 2]>,
+    rest: Vec<f32>,
+    positions: Vec<[f32; 3]>,
+}
+
+impl Quality {
+    fn new(model: &Model) -> Self {
+        let mut triangles = Vec::new();
+        for c in model.cloths() {
+            let offset = c.particles.start as u32;
+            triangles.extend(c.triangles.iter().map(|t| t.map(|i| i + offset)));
+        }
+        let (mut edges, mut rest) = (Vec::new(), Vec::new());
+        for (packed, _) in model.distance().solve_order() {
+            let c = weft_core::distance::DistanceConstraint::from_packed(&packed);
+            if c.kind == weft_core::distance::DistanceKind::Stretch {
+                edges.push(c.particles);
+                rest.push(c.rest_length);
+            }
+        }
+        Quality { triangles, edges, rest, positions: Vec::new() }
+    }
+
+    /// `(intersecting triangle pairs, largest stretch)` of the model now.
+    fn measure(&mut self, model: &Model) -> (u64, f32) {
+        self.positions.clear();
+        self.positions.extend(model.particles().positions().iter().map(|p| [p[0], p[1], p[2]]));
+        (
+            weft_core::quality::intersecting_pairs(&self.positions, &self.triangles),
+            weft_core::quality::max_stretch(&self.positions, &self.edges, &self.rest),
+        )
+    }
+}
+
 /// One row of [`STATS_FILE`], with its line break. Numbers are written in Rust's shortest
 /// round-trip form, so the file is a function of the simulation only.
 pub fn stats_row(f: &FrameStats) -> String {
     let r = |k: &weft_kernels::KindStats| k.residual.unwrap_or_default();
     let (d, b, t, v) = (r(&f.step.distance), r(&f.step.bending), r(&f.step.tethers), r(&f.step.volume));
     format!(
-        "{},{:?},{},{:?},{:?},{:?},{:?},{:?},{:?},{:?}\n",
+        "{},{:?},{},{:?},{:?},{:?},{:?},{:?},{:?},{:?},{},{:?},{}\n",
         f.frame,
         f.time,
         f.step.degenerate(),
@@ -546,7 +775,10 @@ pub fn stats_row(f: &FrameStats) -> String {
         b.max_abs,
         b.mean_abs(),
         t.max_abs,
-        v.max_rel
+        v.max_rel,
+        f.intersections,
+        f.max_stretch,
+        f.step.colliders.deep.unwrap_or(0)
     )
 }
 
@@ -578,6 +810,37 @@ impl StagedFile {
         let temp = PathBuf::from(temp);
         let file = fs::File::create(&temp)?;
         Ok(StagedFile { out: Some(io::BufWriter::new(file)), temp, target: target.to_path_buf() })
+    }
+
+    /// Reopens `TARGET.partial` left by an earlier run, cut back to its first `len` bytes.
+    fn reopen(target: &Path, len: u64) -> io::Result<Self> {
+        use std::io::{Seek, SeekFrom};
+        let mut temp = target.as_os_str().to_owned();
+        temp.push(".partial");
+        let temp = PathBuf::from(temp);
+        let mut file = fs::OpenOptions::new().write(true).open(&temp)?;
+        let found = file.metadata()?.len();
+        if found < len {
+            return Err(io::Error::new(
+                io::ErrorKind::UnexpectedEof,
+                format!("{found} bytes, shorter than the {len} the checkpoint recorded"),
+            ));
+        }
+        file.set_len(len)?;
+        file.seek(SeekFrom::End(0))?;
+        Ok(StagedFile { out: Some(io::BufWriter::new(file)), temp, target: target.to_path_buf() })
+    }
+
+    /// Flushes and syncs what is written so far; returns the file's length in bytes.
+    fn sync(&mut self) -> io::Result<u64> {
+        match &mut self.out {
+            Some(out) => {
+                out.flush()?;
+                out.get_ref().sync_data()?;
+                Ok(out.get_ref().metadata()?.len())
+            }
+            None => Err(io::Error::other("the file is already closed")),
+        }
     }
 
     /// Appends `bytes`.
@@ -633,8 +896,11 @@ mod tests {
             ..StepStats::default()
         };
         step.bending.degenerate = 1;
-        let rows = [FrameStats { frame: 1, time: 0.1, step }];
-        assert_eq!(stats_csv(&rows), format!("{STATS_HEADER}\n1,0.1,3,0.5,0.25,0.25,0.0,0.0,0.0,0.0\n"));
+        let rows = [FrameStats { frame: 1, time: 0.1, step, intersections: 4, max_stretch: 0.125 }];
+        assert_eq!(
+            stats_csv(&rows),
+            format!("{STATS_HEADER}\n1,0.1,3,0.5,0.25,0.25,0.0,0.0,0.0,0.0,4,0.125,0\n")
+        );
     }
 
     #[test]

@@ -16,6 +16,9 @@
 //!   twin and the SIMD kernels, each on one thread, and their ratio;
 //! * **milliseconds per frame** of whole time steps (prediction, iterations, velocity update) on
 //!   hanging 128×128 and 512×512 cloths, on one thread and on all threads, with the parameters.
+//! * **self-collision**: milliseconds per frame of the collapsed cloth pile of
+//!   `examples/pile.toml` (contacts between its layers), on one thread and on all threads, and
+//!   without self-collision on one thread.
 
 use std::fmt::Write as _;
 use std::time::Instant;
@@ -299,6 +302,71 @@ fn frame_rows(n: u32, rounds: usize, threads: usize, out: &mut String) -> anyhow
     Ok(())
 }
 
+/// The pile of `examples/pile.toml` (see [`crate::pile`]) at 60 fps, [`SUBSTEPS`] substeps and
+/// [`ITERATIONS`] iterations, with self-collision (2.5 cm thickness, friction 0.3) or without,
+/// after it has collapsed for `settle` time steps on `threads` threads (so layers lie on layers).
+fn settled_pile(shape: &crate::pile::PileShape, self_collision: bool, settle: u32) -> anyhow::Result<Model> {
+    let settings = SimSettings {
+        fps: 60.0,
+        substeps: SUBSTEPS,
+        iterations: ITERATIONS,
+        velocity_damping: 1.0,
+        ..SimSettings::default()
+    };
+    let contact = weft_core::self_collision::SelfCollisionDesc { thickness: 0.025, friction: 0.3 };
+    let mut builder = ModelBuilder::new(settings, Limits::default())?;
+    builder.add_cloth(&crate::pile::pile_cloth(shape, self_collision.then_some(contact)))?;
+    let mut model = builder.build()?;
+    for _ in 0..settle {
+        weft_kernels::step(&mut model, &StepOptions::default());
+    }
+    Ok(model)
+}
+
+/// Runs the self-collision row: the collapsed pile, milliseconds per frame with self-collision on
+/// 1 thread and on all threads, and without self-collision on 1 thread (what it costs).
+fn self_collision_rows(quick: bool, rounds: usize, threads: usize, out: &mut String) -> anyhow::Result<()> {
+    let shape = if quick {
+        crate::pile::PileShape { layers: 3, width: 0.1, ..Default::default() }
+    } else {
+        crate::pile::PileShape::default()
+    };
+    let settle = if quick { 24 } else { 96 };
+    let (one, all) = (pool(1)?, pool(threads)?);
+    let on = one.install(|| settled_pile(&shape, true, settle))?;
+    let off = one.install(|| settled_pile(&shape, false, settle))?;
+    let mut runs: Vec<(Model, &ThreadPool)> = vec![(on.clone(), &one), (on, &all), (off, &one)];
+    let mut seconds = [Vec::new(), Vec::new(), Vec::new()];
+    for round in 0..=rounds {
+        for (k, (m, pool)) in runs.iter_mut().enumerate() {
+            let start = Instant::now();
+            pool.install(|| {
+                for _ in 0..SUBSTEPS {
+                    weft_kernels::step(m, &StepOptions::default());
+                }
+            });
+            if round > 0 {
+                seconds[k].push(start.elapsed().as_secs_f64());
+            }
+        }
+    }
+    let ratio = median(seconds[0].iter().zip(&seconds[1]).map(|(a, b)| a / b).collect());
+    let cost = median(seconds[0].iter().zip(&seconds[2]).map(|(a, b)| a / b).collect());
+    let [t1, tn, t0] = seconds.map(median);
+    writeln!(
+        out,
+        "  pile, {} layers ({} particles; self-collision 2.5 cm, 60 fps, {SUBSTEPS} substeps, \
+         {ITERATIONS} iterations): {:.2} ms/frame on 1 thread, {:.2} ms/frame on {threads} ({ratio:.2}×); \
+         {:.2} ms/frame without self-collision on 1 thread (self-collision on costs {cost:.2}× that, median of per-round ratios)",
+        shape.layers,
+        runs[0].0.particles().len(),
+        t1 * 1e3,
+        tn * 1e3,
+        t0 * 1e3,
+    )?;
+    Ok(())
+}
+
 /// Runs the benchmark and returns the table as text.
 pub fn run(options: &BenchOptions) -> anyhow::Result<String> {
     let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
@@ -323,5 +391,7 @@ pub fn run(options: &BenchOptions) -> anyhow::Result<String> {
     for n in sizes {
         frame_rows(n, frame_rounds, threads, &mut out)?;
     }
+    writeln!(out, "\nself-collision (milliseconds per frame)")?;
+    self_collision_rows(options.quick, frame_rounds, threads, &mut out)?;
     Ok(out)
 }

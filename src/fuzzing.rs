@@ -7,12 +7,26 @@
 
 use std::path::Path;
 
+use arbitrary::{Result as ArbResult, Unstructured};
+use weft_core::bending::BendingDesc;
 use weft_core::limits::Limits;
+use weft_core::mesh::mesh_edges;
+use weft_core::topology::MeshTopology;
+use weft_core::units::{Compliance, Elasticity};
+use weft_core::{ClothDesc, EdgeSet, MassSpec, Model, ModelBuilder, NonManifold, SimSettings};
+use weft_io::obj::{ObjMesh, ObjectSelection};
 use weft_kernels::{KernelPath, StepOptions};
+use weft_reference::ReferenceSolver;
 
 /// Limits small enough that a fuzzer's inputs cannot make a run slow or large: a finding must be
 /// a wrong answer, not a big scene.
-pub const FUZZ_LIMITS: Limits = Limits { max_particles: 4096, max_constraints: 32_768, max_steps: 1_000_000 };
+pub const FUZZ_LIMITS: Limits = Limits {
+    max_particles: 4096,
+    max_constraints: 32_768,
+    max_steps: 1_000_000,
+    max_scene_bytes: 1 << 20,
+    max_mesh_bytes: 1 << 20,
+};
 
 /// Time steps a scene that builds is advanced by.
 const FUZZ_STEPS: usize = 2;
@@ -47,4 +61,494 @@ pub fn scene_text(data: &[u8]) {
 
 fn assert_one_line(message: &str) {
     assert!(!message.is_empty() && !message.contains('\n'), "error messages are one line: {message:?}");
+}
+
+/// Runs `steps` SIMD time steps and checks that every position and velocity stays finite.
+fn step_finite(model: &mut Model, steps: usize) {
+    for _ in 0..steps {
+        weft_kernels::step(model, &StepOptions { path: KernelPath::Simd, residual: true });
+        assert!(model.particles().all_finite(), "finite input never produces a non-finite position");
+    }
+}
+
+/// OBJ bytes → [`weft_io::parse_obj`], then the cloth a scene's `mesh = "…"` makes of it (mesh
+/// edges, bending, mesh topology) built and stepped.
+///
+/// The first byte chooses the options the rest of the file is read with: bit 0 takes objects
+/// named `a` and `b` instead of the file's only object, bit 1 accepts non-manifold edges
+/// (`non_manifold = "skip"`), bit 2 gives masses by density instead of per particle.
+///
+/// Checks: an error's message is one line; a mesh read is consistent (every index in range, a
+/// line for every particle and triangle, finite positions, distinct triangle corners, quads that
+/// name two triangles); its topology counts every edge; a model that builds stays finite.
+pub fn obj_bytes(data: &[u8]) {
+    let Some((&options, text)) = data.split_first() else { return };
+    let selection = if options & 1 == 1 {
+        ObjectSelection::Named(vec!["a".into(), "b".into()])
+    } else {
+        ObjectSelection::Only
+    };
+    let mesh = match weft_io::obj::parse_obj_limited(text, &selection, &FUZZ_LIMITS) {
+        Ok(mesh) => mesh,
+        Err(e) => return assert_one_line(&e.to_string()),
+    };
+    check_obj_mesh(&mesh);
+    if mesh.positions.len() as u64 > FUZZ_LIMITS.max_particles {
+        return; // the scene refuses it before building (`particles in the mesh`)
+    }
+    let topology = MeshTopology::new(&mesh.triangles);
+    let edges_in_topology = topology.interior.len() + topology.boundary.len() + topology.non_manifold.len();
+    assert_eq!(
+        edges_in_topology,
+        weft_core::topology::unique_edges(&mesh.triangles).len(),
+        "every edge is interior, boundary or non-manifold"
+    );
+    let edges = mesh_edges(&mesh.triangles, &mesh.quads, true);
+    let desc = ClothDesc {
+        name: "fuzz".into(),
+        positions: mesh.positions,
+        mass: if options & 4 == 4 { MassSpec::Density(0.2) } else { MassSpec::ParticleMass(0.01) },
+        triangles: mesh.triangles,
+        uvs: mesh.uvs,
+        edge_sets: vec![
+            EdgeSet { edges: edges.stretch, ..EdgeSet::stretch() },
+            EdgeSet {
+                edges: edges.shear,
+                elasticity: Elasticity::Compliance(Compliance::new(1e-6).expect("valid")),
+                ..EdgeSet::shear()
+            },
+        ],
+        pins: vec![0],
+        bending: Some(BendingDesc {
+            elasticity: Elasticity::Compliance(Compliance::new(1.0).expect("valid")),
+            damping: 0.0,
+        }),
+        non_manifold: if options & 2 == 2 { NonManifold::Skip } else { NonManifold::Error },
+        ..ClothDesc::default()
+    };
+    let settings = SimSettings { substeps: 2, iterations: 4, ..SimSettings::default() };
+    let mut builder = ModelBuilder::new(settings, FUZZ_LIMITS).expect("valid settings");
+    if let Err(e) = builder.add_cloth(&desc) {
+        return assert_one_line(&e.to_string());
+    }
+    let mut model = match builder.build() {
+        Ok(model) => model,
+        Err(e) => return assert_one_line(&e.to_string()),
+    };
+    assert!(model.particles().all_finite(), "a mesh that builds starts finite");
+    step_finite(&mut model, FUZZ_STEPS);
+}
+
+/// The invariants of a mesh [`weft_io::parse_obj`] returns.
+fn check_obj_mesh(mesh: &ObjMesh) {
+    let n = mesh.positions.len();
+    assert!(n > 0 && !mesh.triangles.is_empty(), "a mesh read has particles and triangles");
+    assert_eq!(mesh.vertex_numbers.len(), n);
+    assert_eq!(mesh.vertex_lines.len(), n);
+    assert_eq!(mesh.triangle_lines.len(), mesh.triangles.len());
+    assert!(mesh.uvs.is_empty() || mesh.uvs.len() == mesh.triangles.len());
+    assert_eq!(mesh.uvs.is_empty(), mesh.first_face_without_uv.is_some());
+    assert!(mesh.positions.iter().flatten().all(|c| c.is_finite()), "positions are finite");
+    assert!(mesh.vertex_numbers.windows(2).all(|w| w[0] < w[1]), "particles in file order");
+    for t in &mesh.triangles {
+        assert!(t.iter().all(|&i| (i as usize) < n), "triangle {t:?} indexes {n} particles");
+        assert!(t[0] != t[1] && t[1] != t[2] && t[0] != t[2], "triangle {t:?} repeats a corner");
+    }
+    for q in &mesh.quads {
+        assert!(q.iter().all(|&t| (t as usize) < mesh.triangles.len()) && q[1] == q[0] + 1);
+    }
+}
+
+/// Checkpoint bytes → the checkpoint reader ([`weft_io::checkpoint::decode`]): a one-line error
+/// or a checkpoint that encodes back to the same bytes, with every particle finite.
+///
+/// The input is read twice: as it is, and with its correct checksum appended, so that the fuzzer
+/// explores the structure behind the checksum instead of stopping at it.
+pub fn checkpoint_bytes(data: &[u8]) {
+    use weft_io::checkpoint::{Fnv64, decode, encode};
+    let mut sealed = data.to_vec();
+    let mut h = Fnv64::default();
+    h.write(data);
+    sealed.extend_from_slice(&h.finish().to_le_bytes());
+    for bytes in [data, &sealed[..]] {
+        match decode(bytes) {
+            Err(e) => assert_one_line(&e.to_string()),
+            Ok(c) => {
+                let finite = |v: &Vec<[f32; 4]>| v.iter().flatten().all(|x| x.is_finite());
+                assert!(finite(&c.positions) && finite(&c.prev_positions) && finite(&c.velocities));
+                assert_eq!(c.positions.len(), c.velocities.len());
+                assert_eq!(encode(&c), bytes, "a checkpoint read back encodes to the same bytes");
+            }
+        }
+    }
+}
+
+/// PC2 bytes → [`weft_io::pc2::parse_pc2`]: a clean error, or a cache whose counts match its
+/// positions, every sample of which can be taken, and which writes back to the same bytes.
+pub fn pc2_bytes(data: &[u8]) {
+    let cache = match weft_io::pc2::parse_pc2(data) {
+        Ok(cache) => cache,
+        Err(e) => return assert_one_line(&e.to_string()),
+    };
+    assert_eq!(cache.positions.len(), cache.point_count * cache.sample_count);
+    if cache.point_count > 0 {
+        for k in 0..cache.sample_count {
+            assert_eq!(cache.sample(k).len(), cache.point_count);
+        }
+    }
+    // Re-encoding the cache gives the input back, bit for bit (NaNs included).
+    let mut bytes = weft_io::pc2::header(
+        cache.point_count as i32,
+        cache.start_frame,
+        cache.sample_rate,
+        cache.sample_count as i32,
+    )
+    .to_vec();
+    for p in &cache.positions {
+        for c in p {
+            bytes.extend_from_slice(&c.to_le_bytes());
+        }
+    }
+    assert_eq!(bytes, data, "a PC2 cache read back writes the same bytes");
+}
+
+/// Structured random scene (see [`ArbitraryScene`]) → build, then [`ARBITRARY_STEPS`] steps of
+/// the SIMD path and of the reference solver side by side.
+///
+/// Checks: the build either fails with a one-line error or gives a model whose positions stay
+/// finite on both paths, with the degenerate projections of each path bounded by the projections
+/// made; and, for a scene in the well-conditioned range of [`ArbitraryScene::well_conditioned`],
+/// the two paths count the same degenerate projections and their positions agree within
+/// [`AGREE_FLOOR`] `+` [`AGREE_FACTOR`] `×` the motion's own rounding sensitivity (the gap
+/// between the reference and the reference started one ulp off), the bound
+/// `tests/simd_matches_reference.rs` justifies.
+pub fn arbitrary_scene(data: &[u8]) {
+    let mut u = Unstructured::new(data);
+    let Ok(scene) = ArbitraryScene::generate(&mut u, data.ends_with(TAME)) else { return };
+    let model = match scene.build(&scene.cloth) {
+        Ok(model) => model,
+        Err(message) => return assert_one_line(&message),
+    };
+    assert!(model.particles().all_finite(), "a scene that builds starts finite");
+    let mut fast = model;
+    let mut reference = ReferenceSolver::from_model(&fast);
+    let well_conditioned = scene.well_conditioned();
+    let mut nudged = well_conditioned.then(|| {
+        let mut cloth = scene.cloth.clone();
+        for (i, p) in cloth.positions.iter_mut().enumerate() {
+            for (k, c) in p.iter_mut().enumerate() {
+                *c = if (i * 3 + k) % 2 == 0 { c.next_up() } else { c.next_down() };
+            }
+        }
+        scene.build(&cloth).map(|m| ReferenceSolver::from_model(&m)).expect("a nudged scene builds")
+    });
+    let r = fast.report();
+    let constraints = r.stretch + r.shear + r.bending.constraints + r.tethers.constraints + r.volumes;
+    let projections = constraints as u64 * fast.settings().iterations as u64;
+    for _ in 0..ARBITRARY_STEPS {
+        let a = weft_kernels::step(&mut fast, &StepOptions { path: KernelPath::Simd, residual: true });
+        let b = reference.step();
+        assert!(
+            fast.particles().all_finite(),
+            "SIMD: finite input never produces a non-finite position: {scene:?}\nafter: {:?}",
+            fast.particles()
+        );
+        let reference_positions = reference.positions();
+        assert!(
+            reference_positions.iter().flatten().all(|c| c.is_finite()),
+            "reference: finite input never produces a non-finite position: {scene:?}"
+        );
+        assert!(a.degenerate() <= projections && b.degenerate <= projections, "degenerate lanes are counted");
+        if let Some(nudged) = nudged.as_mut() {
+            nudged.step();
+            assert_eq!(a.degenerate(), b.degenerate, "both paths skip the same degenerate projections");
+        }
+    }
+    if let Some(nudged) = nudged {
+        let fast_positions: Vec<[f32; 3]> =
+            (0..fast.particles().len()).map(|i| fast.particles().position(i)).collect();
+        let gap = max_gap(&fast_positions, &reference.positions());
+        let sensitivity = max_gap(&nudged.positions(), &reference.positions());
+        assert!(
+            gap <= AGREE_FLOOR + AGREE_FACTOR * sensitivity,
+            "SIMD and reference differ by {gap} m (sensitivity {sensitivity} m) in a well-conditioned scene"
+        );
+    }
+}
+
+/// Time steps [`arbitrary_scene`] runs.
+pub const ARBITRARY_STEPS: usize = 3;
+/// Gap (m) within which the SIMD path and the reference always agree in a well-conditioned scene.
+pub const AGREE_FLOOR: f32 = 2e-5;
+/// Allowed multiple of the motion's rounding sensitivity (see [`arbitrary_scene`]).
+pub const AGREE_FACTOR: f32 = 16.0;
+
+/// Largest distance between matching points, in m (infinite if any is not finite).
+fn max_gap(a: &[[f32; 3]], b: &[[f32; 3]]) -> f32 {
+    a.iter()
+        .zip(b)
+        .map(|(p, q)| (0..3).map(|k| (p[k] as f64 - q[k] as f64).powi(2)).sum::<f64>().sqrt() as f32)
+        .fold(0.0, f32::max)
+}
+
+/// A structured random scene: settings within the limits and one cloth built straight from
+/// numbers, with the hostile cases drawn often (coincident, colinear, huge and tiny coordinates;
+/// duplicate edges, self-edges and out-of-range indices; no pins or all pinned; compliances and
+/// damping from 0 to 1e30; masses from 1e-6 to 1e6 kg; velocities up to 1e30 m/s).
+#[derive(Debug, Clone)]
+pub struct ArbitraryScene {
+    /// The settings.
+    pub settings: SimSettings,
+    /// The cloth.
+    pub cloth: ClothDesc,
+}
+
+/// An [`arbitrary_scene`] input ending with these bytes draws a *tame* scene: every number from
+/// the well-conditioned range of [`ArbitraryScene::well_conditioned`] (particles on a 0.25 m
+/// lattice, indices in range), so that a good share of inputs compare the SIMD path with the
+/// reference. Any other input draws from the whole hostile range.
+pub const TAME: &[u8] = b"\xffTAME";
+
+/// Most particles an arbitrary scene has.
+const MAX_ARBITRARY_PARTICLES: usize = 40;
+
+impl ArbitraryScene {
+    /// Draws a scene from fuzzer bytes; a `tame` one from the well-conditioned range only.
+    pub fn generate(u: &mut Unstructured<'_>, tame: bool) -> ArbResult<Self> {
+        let settings = if tame {
+            SimSettings {
+                fps: *u.choose(&[30.0, 60.0, 120.0])?,
+                frames: 1,
+                substeps: u.int_in_range(1..=8)?,
+                iterations: u.int_in_range(1..=16)?,
+                gravity: *u.choose(&[[0.0, -9.81, 0.0], [0.0; 3]])?,
+                velocity_damping: 0.0,
+                ..SimSettings::default()
+            }
+        } else {
+            SimSettings {
+                fps: *u.choose(&[24.0, 30.0, 60.0, 120.0, 1e-3, 1e6])?,
+                frames: 1,
+                substeps: u.int_in_range(1..=8)?,
+                iterations: u.int_in_range(1..=16)?,
+                gravity: *u.choose(&[[0.0, -9.81, 0.0], [0.0; 3], [0.0, -1e6, 0.0], [3.0, 1e30, -2.0]])?,
+                velocity_damping: *u.choose(&[0.0, 0.5, 1e30])?,
+                ..SimSettings::default()
+            }
+        };
+        let compliance = |u: &mut Unstructured<'_>| if tame { tame_compliance(u) } else { compliance(u) };
+        let n = u.int_in_range(0..=MAX_ARBITRARY_PARTICLES)?;
+        let mut positions: Vec<[f32; 3]> = Vec::with_capacity(n);
+        for i in 0..n {
+            if tame {
+                // A 0.25 m lattice, lifted by at most 5 cm: particles at least 25 cm apart.
+                let lift = f32::from(u.int_in_range(-5..=5i8)?) / 100.0;
+                positions.push([(i % 7) as f32 * 0.25, (i / 7) as f32 * 0.25, lift]);
+                continue;
+            }
+            let p = match u.int_in_range(0..=7u8)? {
+                0..=2 => [small(u)?, small(u)?, small(u)?],
+                3 if i > 0 => positions[u.choose_index(i)?], // coincident
+                4 if i > 1 => {
+                    // colinear with two earlier particles
+                    let (a, b) = (positions[u.choose_index(i)?], positions[u.choose_index(i)?]);
+                    let t = small(u)?;
+                    [0, 1, 2].map(|k| a[k] + t * (b[k] - a[k]))
+                }
+                5 if i > 0 => {
+                    // near-coincident: an earlier particle moved by a few ulp or a micrometre
+                    let a = positions[u.choose_index(i)?];
+                    let d = *u.choose(&[1e-7f32, 1e-6, 1e-5, 0.0])?;
+                    [a[0] + d, a[1].next_up(), a[2]]
+                }
+                6 => [extreme(u)?, extreme(u)?, extreme(u)?],
+                _ => [f32::from(u.int_in_range(0..=4u8)?), f32::from(u.int_in_range(0..=4u8)?), 0.0],
+            };
+            positions.push(p);
+        }
+        let index = |u: &mut Unstructured<'_>| -> ArbResult<u32> {
+            // Mostly in range; sometimes one past the end, or absurd.
+            Ok(match u.int_in_range(0..=15u8)? {
+                0 if !tame => n as u32,
+                1 if !tame => u32::MAX,
+                _ if n > 0 => u.choose_index(n)? as u32,
+                _ => 0,
+            })
+        };
+        let mut edge_sets = Vec::new();
+        let mut seen = std::collections::HashSet::new();
+        for set in [EdgeSet::stretch(), EdgeSet::shear()] {
+            let count = u.int_in_range(0..=3 * n.min(24))?;
+            let mut edges = Vec::with_capacity(count);
+            for _ in 0..count {
+                let a = index(u)?;
+                let b = if !tame && u.ratio(1, 16)? { a } else { index(u)? }; // self-edges
+                if tame && (a == b || !seen.insert([a.min(b), a.max(b)])) {
+                    continue; // a tame scene has no self-edges and no duplicates
+                }
+                edges.push([a, b]);
+                if !tame && u.ratio(1, 16)? {
+                    edges.push([b, a]); // duplicates
+                }
+            }
+            let rest_lengths = if u.ratio(1, 4)? {
+                let length = |u: &mut Unstructured<'_>| {
+                    if tame { Ok(*u.choose(&[1.0f32, 0.5, 0.1, 2.0])?) } else { length(u) }
+                };
+                Some(edges.iter().map(|_| length(u)).collect::<ArbResult<Vec<f32>>>()?)
+            } else {
+                None
+            };
+            edge_sets.push(EdgeSet {
+                edges,
+                rest_lengths,
+                elasticity: Elasticity::Compliance(Compliance::new(compliance(u)?).expect("≥ 0")),
+                damping: compliance(u)?,
+                ..set
+            });
+        }
+        let triangle_count = u.int_in_range(0..=2 * n.min(24))?;
+        let mut triangles = Vec::with_capacity(triangle_count);
+        for _ in 0..triangle_count {
+            let t = [index(u)?, index(u)?, index(u)?];
+            let area = || {
+                let p = t.map(|k| positions[k as usize]);
+                weft_core::topology::triangle_area(p[0], p[1], p[2])
+            };
+            if tame && area() < 1e-4 {
+                continue; // nor triangles without area (repeated or colinear corners)
+            }
+            triangles.push(t);
+        }
+        let pins = match u.int_in_range(0..=3u8)? {
+            0 => Vec::new(),
+            1 => (0..n as u32).collect(),
+            _ => (0..u.int_in_range(0..=4usize)?).map(|_| index(u)).collect::<ArbResult<_>>()?,
+        };
+        let speed = |u: &mut Unstructured<'_>| if tame { small(u) } else { speed(u) };
+        let velocities = if u.ratio(1, 2)? {
+            Some((0..n).map(|_| Ok([speed(u)?, speed(u)?, speed(u)?])).collect::<ArbResult<_>>()?)
+        } else {
+            None
+        };
+        let mass = if tame {
+            MassSpec::ParticleMass(10f32.powi(u.int_in_range(-2..=2)?))
+        } else if u.ratio(1, 4)? {
+            MassSpec::Density(*u.choose(&[0.2f32, 1e-6, 1e6])?)
+        } else {
+            MassSpec::ParticleMass(10f32.powi(u.int_in_range(-6..=6)?))
+        };
+        let bending = if !triangles.is_empty() && u.ratio(1, 2)? {
+            Some(BendingDesc {
+                elasticity: Elasticity::Compliance(Compliance::new(compliance(u)?).expect("≥ 0")),
+                damping: compliance(u)?,
+            })
+        } else {
+            None
+        };
+        let cloth = ClothDesc {
+            name: "fuzz".into(),
+            positions,
+            velocities,
+            mass,
+            triangles,
+            edge_sets,
+            pins,
+            bending,
+            non_manifold: if u.arbitrary()? { NonManifold::Skip } else { NonManifold::Error },
+            ..ClothDesc::default()
+        };
+        Ok(ArbitraryScene { settings, cloth })
+    }
+
+    /// Builds `cloth` with this scene's settings, or the error's message.
+    fn build(&self, cloth: &ClothDesc) -> Result<Model, String> {
+        let mut builder = ModelBuilder::new(self.settings.clone(), FUZZ_LIMITS).map_err(|e| e.to_string())?;
+        builder.add_cloth(cloth).map_err(|e| e.to_string())?;
+        builder.build().map_err(|e| e.to_string())
+    }
+
+    /// Whether the scene is in the range where the SIMD path must agree with the reference:
+    ///
+    /// * coordinates within ±10 m, initial speeds at most 10 m/s, gravity at most 10 m/s²,
+    ///   no global velocity damping, 30 to 120 fps;
+    /// * masses (per particle) from 1e-2 to 1e2 kg;
+    /// * every compliance 0 or from 1e-9 to 1 (in its own unit), every damping at most 1;
+    /// * every two particles at least 1 cm apart (no coincident or near-coincident particles),
+    ///   and every triangle's area at least 1e-4 m² (no colinear corners);
+    /// * no rest lengths given: every constraint starts at its rest length (a scene whose rest
+    ///   lengths differ from the initial distances starts far from equilibrium, and the two
+    ///   programs' different rounding of metre-sized corrections, projection after projection,
+    ///   is not what the one-ulp sensitivity measures).
+    ///
+    /// Outside it the two are different programs rounding differently near a singularity (a
+    /// vanishing edge or a flat bending quad amplifies a rounding difference by `1/|d|`), and
+    /// only finiteness and counting are checked.
+    pub fn well_conditioned(&self) -> bool {
+        let s = &self.settings;
+        let c = &self.cloth;
+        let coordinate_ok = |p: &[f32; 3]| p.iter().all(|x| x.abs() <= 10.0);
+        let material_ok =
+            |alpha: f32, beta: f32| (alpha == 0.0 || (1e-9..=1.0).contains(&alpha)) && beta <= 1.0;
+        let far = |a: [f32; 3], b: [f32; 3]| weft_core::topology::distance(a, b) >= 1e-2;
+        (30.0..=120.0).contains(&s.fps)
+            && s.velocity_damping == 0.0
+            && s.gravity.iter().all(|g| g.abs() <= 10.0)
+            && matches!(c.mass, MassSpec::ParticleMass(m) if (1e-2..=1e2).contains(&m))
+            && c.positions.iter().all(coordinate_ok)
+            && c.velocities.as_ref().is_none_or(|v| v.iter().all(coordinate_ok))
+            && c.edge_sets
+                .iter()
+                .all(|e| material_ok(e.elasticity.compliance().get(), e.damping) && e.rest_lengths.is_none())
+            && c.bending.as_ref().is_none_or(|b| material_ok(b.elasticity.compliance().get(), b.damping))
+            && c.positions.iter().enumerate().all(|(i, &a)| c.positions[..i].iter().all(|&b| far(a, b)))
+            && c.triangles.iter().all(|t| {
+                let p = |k: usize| c.positions.get(t[k] as usize).copied();
+                match (p(0), p(1), p(2)) {
+                    (Some(a), Some(b), Some(d)) => weft_core::topology::triangle_area(a, b, d) >= 1e-4,
+                    _ => true, // refused at build
+                }
+            })
+    }
+}
+
+/// A coordinate of everyday size: −4 to 4 m in steps of 1/8 m, or a random `f32` of that range.
+fn small(u: &mut Unstructured<'_>) -> ArbResult<f32> {
+    Ok(if u.arbitrary()? {
+        f32::from(u.int_in_range(-32..=32i8)?) / 8.0
+    } else {
+        (u.arbitrary::<u16>()? as f32 / 65535.0 - 0.5) * 8.0
+    })
+}
+
+/// A huge, tiny or subnormal coordinate, or an ordinary one.
+fn extreme(u: &mut Unstructured<'_>) -> ArbResult<f32> {
+    let v = *u.choose(&[1e30f32, -1e30, 1e20, 1e9, 3e38, 1e-30, -1e-38, 1e-45, 0.0, -0.0, 1e5])?;
+    Ok(v)
+}
+
+/// A rest length: ordinary, tiny or huge (and sometimes 0 or negative, which the builder refuses).
+fn length(u: &mut Unstructured<'_>) -> ArbResult<f32> {
+    Ok(*u.choose(&[1.0f32, 0.5, 0.1, 1e-7, 1e-30, 1e30, 0.0, -1.0, 2.0])?)
+}
+
+/// A compliance or damping: 0, or `10^k` for `k` from −12 to 30.
+fn compliance(u: &mut Unstructured<'_>) -> ArbResult<f32> {
+    let k: i32 = u.int_in_range(-13..=30)?;
+    Ok(if k == -13 { 0.0 } else { 10f32.powi(k) })
+}
+
+/// A compliance or damping of the well-conditioned range: 0, or `10^k` for `k` from −9 to 0.
+fn tame_compliance(u: &mut Unstructured<'_>) -> ArbResult<f32> {
+    let k: i32 = u.int_in_range(-10..=0)?;
+    Ok(if k == -10 { 0.0 } else { 10f32.powi(k) })
+}
+
+/// A speed component, m/s: ordinary or extreme (up to 1e30).
+fn speed(u: &mut Unstructured<'_>) -> ArbResult<f32> {
+    Ok(match u.int_in_range(0..=7u8)? {
+        0 => *u.choose(&[1e30f32, -1e30, 1e9, -3e5, 1e-30])?,
+        1 => 0.0,
+        _ => small(u)? * 2.0,
+    })
 }

@@ -61,7 +61,9 @@ pub use weft_reference as reference;
 
 pub mod bake;
 pub mod bench;
+pub mod checkpointing;
 pub mod demo;
 pub mod fuzzing;
+pub mod pile;
 mod progress;
 pub mod validate;

@@ -11,6 +11,7 @@ use std::sync::LazyLock;
 use clap::builder::{PossibleValuesParser, TypedValueParser};
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use weft::bake::{BakeOptions, BakeReport, bake};
+use weft::checkpointing::CheckpointPolicy;
 use weft::core::limits::Limits;
 use weft::io::{CacheFormat, load_scene};
 use weft::kernels::KernelPath;
@@ -50,6 +51,15 @@ struct BakeArgs {
     output: OutputArgs,
     #[command(flatten)]
     limits: LimitArgs,
+    /// Go on from the checkpoint in DIR if it belongs to this bake (otherwise bake from frame 0)
+    #[arg(long)]
+    resume: bool,
+    /// Write a checkpoint (DIR/weft.checkpoint) every N frames; 0: never [default: every 30 s]
+    #[arg(long, value_name = "N")]
+    checkpoint_every: Option<u32>,
+    /// For tests: abort right after the checkpoint of frame N, as a crash would
+    #[arg(long, value_name = "N", hide = true)]
+    crash_after_checkpoint: Option<u32>,
 }
 
 #[derive(Debug, Args)]
@@ -114,6 +124,12 @@ struct LimitArgs {
     /// Most time steps (frames × substeps) in a bake
     #[arg(long, value_name = "N", default_value_t = Limits::default().max_steps)]
     max_steps: u64,
+    /// Largest scene file, in bytes
+    #[arg(long, value_name = "BYTES", default_value_t = Limits::default().max_scene_bytes)]
+    max_scene_bytes: u64,
+    /// Largest mesh (OBJ) file, in bytes
+    #[arg(long, value_name = "BYTES", default_value_t = Limits::default().max_mesh_bytes)]
+    max_mesh_bytes: u64,
 }
 
 impl LimitArgs {
@@ -122,6 +138,8 @@ impl LimitArgs {
             max_particles: self.max_particles,
             max_constraints: self.max_constraints,
             max_steps: self.max_steps,
+            max_scene_bytes: self.max_scene_bytes,
+            max_mesh_bytes: self.max_mesh_bytes,
         }
     }
 }
@@ -146,6 +164,7 @@ impl OutputArgs {
             },
             progress: !self.quiet && io::stderr().is_terminal(),
             limits,
+            ..BakeOptions::new(out_dir)
         }
     }
 }
@@ -180,7 +199,15 @@ fn run(cli: Cli) -> Result<(), Failure> {
         Command::Bake(args) => {
             let limits = args.limits.limits();
             let scene = load_scene(&args.scene, &limits)?;
-            let report = bake(&scene, &args.output.bake_options(&args.out, limits))?;
+            let mut options = args.output.bake_options(&args.out, limits);
+            options.resume = args.resume;
+            options.checkpoints = match args.checkpoint_every {
+                None => CheckpointPolicy::default(),
+                Some(0) => CheckpointPolicy::Never,
+                Some(n) => CheckpointPolicy::EveryFrames(n),
+            };
+            options.crash_after_checkpoint = args.crash_after_checkpoint;
+            let report = bake(&scene, &options)?;
             if !args.output.quiet {
                 print_summary(&report);
             }

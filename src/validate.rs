@@ -112,6 +112,19 @@ pub fn describe(model: &Model) -> String {
             cloth.triangles.len()
         );
     }
+    for c in model.colliders() {
+        let motion =
+            if c.is_animated() { format!("animated by {} keys", c.keys.len()) } else { "static".into() };
+        let _ = writeln!(
+            s,
+            "collider:       '{}', {}, {motion}, thickness {} m, friction {} static / {} kinetic",
+            c.name,
+            c.shape.name(),
+            c.thickness,
+            c.friction.static_coefficient,
+            c.friction.kinetic_coefficient
+        );
+    }
     let _ = writeln!(s, "particles:      {} ({} pinned)", report.particles, report.pinned);
     let _ = writeln!(
         s,

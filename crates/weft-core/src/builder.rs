@@ -33,6 +33,7 @@ use std::collections::HashMap;
 use crate::aero::{AeroDesc, AeroModel};
 use crate::batches::Packed;
 use crate::bending::{BendingBatches, BendingDesc};
+use crate::collider::{Collider, ColliderDesc};
 use crate::distance::{DistanceBatches, DistanceConstraint, DistanceKind, MAX_LENGTH, MIN_LENGTH};
 use crate::error::{BuildError, ClothRef, Location, Rule, widen};
 use crate::limits::{Limits, RAISE_HINT};
@@ -143,6 +144,8 @@ pub struct ClothDesc {
     pub aero: Option<AeroDesc>,
     /// What to do with an edge shared by more than two triangles.
     pub non_manifold: NonManifold,
+    /// Self-collision with a thickness and friction (see [`crate::self_collision`]); `None`: off.
+    pub self_collision: Option<crate::self_collision::SelfCollisionDesc>,
 }
 
 /// What the builder does with a non-manifold edge (shared by more than two triangles).
@@ -206,6 +209,8 @@ pub struct ModelBuilder {
     volumes: Vec<VolumeConstraint>,
     aero: Vec<crate::aero::AeroTriangle>,
     cloths: Vec<ClothInfo>,
+    colliders: Vec<Collider>,
+    self_collision: crate::self_collision::SelfCollision,
     dropped_pinned: usize,
 }
 
@@ -237,6 +242,8 @@ impl ModelBuilder {
             volumes: Vec::new(),
             aero: Vec::new(),
             cloths: Vec::new(),
+            colliders: Vec::new(),
+            self_collision: Default::default(),
             dropped_pinned: 0,
         })
     }
@@ -581,7 +588,15 @@ impl ModelBuilder {
             ));
         }
 
+        let self_collision = self.self_collision.prepare(
+            &desc.positions,
+            desc.self_collision.as_ref(),
+            self.limits.max_constraints,
+            |field, rule| err(field, None, rule),
+        )?;
+
         // Everything holds: commit.
+        self.self_collision.commit(self_collision);
         self.bending.extend(bending);
         self.tethers.extend(tethers);
         self.volumes.extend(volume);
@@ -598,6 +613,16 @@ impl ModelBuilder {
             triangles: desc.triangles.clone(),
             uvs: desc.uvs.clone(),
         });
+        Ok(self)
+    }
+
+    /// Validates a collider and adds it to the model. An error names the collider by its position
+    /// (`collider[N]`) and the rule; a scene reader checks [`ColliderDesc::validate`] first to name
+    /// the key.
+    pub fn add_collider(&mut self, desc: &ColliderDesc) -> Result<&mut Self, BuildError> {
+        let collider =
+            Collider::new(desc).map_err(|e| crate::collider::build_error(self.colliders.len(), e))?;
+        self.colliders.push(collider);
         Ok(self)
     }
 
@@ -625,6 +650,7 @@ impl ModelBuilder {
             tethers: SetReport::of(&tethers),
             volumes: self.volumes.len(),
             aero_triangles: aero.triangles.len(),
+            colliders: self.colliders.len(),
         };
         Ok(Model {
             settings: self.settings,
@@ -634,6 +660,8 @@ impl ModelBuilder {
             tethers,
             volumes: self.volumes,
             aero,
+            colliders: self.colliders,
+            self_collision: self.self_collision,
             cloths: self.cloths,
             report,
             time: 0.0,

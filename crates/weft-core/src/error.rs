@@ -293,6 +293,12 @@ pub enum Rule {
         /// What it needs.
         needs: &'static str,
     },
+    /// A vector that must give a direction (a plane's normal, a rotation quaternion) is zero.
+    #[error("is zero: a {what} needs a non-zero length")]
+    ZeroVector {
+        /// What the vector is.
+        what: &'static str,
+    },
 }
 
 /// A number as a message shows it: whole numbers without a fraction, others in the shortest form

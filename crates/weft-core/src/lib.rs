@@ -15,6 +15,7 @@
 //! * [`builder`]: [`ModelBuilder`](builder::ModelBuilder) checks every rule of the bad-input
 //!   policy and returns [`BuildError`](error::BuildError)s naming the cloth, field and index.
 //! * [`grid`], [`topology`]: grid generation and edges from triangles.
+//! * [`quality`]: intersecting triangle pairs and stretch, for statistics and tests.
 //!
 //! Units are SI throughout: m, kg, s; inverse masses in 1/kg, `0` meaning pinned.
 
@@ -22,6 +23,7 @@ pub mod aero;
 pub mod batches;
 pub mod bending;
 pub mod builder;
+pub mod collider;
 pub mod colouring;
 pub mod distance;
 pub mod error;
@@ -31,6 +33,8 @@ pub mod limits;
 pub mod mesh;
 pub mod model;
 pub mod particles;
+pub mod quality;
+pub mod self_collision;
 pub mod settings;
 pub mod shapes;
 pub mod tether;

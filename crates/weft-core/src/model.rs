@@ -5,6 +5,7 @@ use std::ops::Range;
 use crate::aero::AeroModel;
 use crate::batches::Batches;
 use crate::bending::BendingBatches;
+use crate::collider::Collider;
 use crate::distance::DistanceBatches;
 use crate::particles::{Particles, ParticlesMut};
 use crate::settings::SimSettings;
@@ -84,6 +85,8 @@ pub struct BuildReport {
     pub volumes: usize,
     /// Triangles with aerodynamics.
     pub aero_triangles: usize,
+    /// Colliders (static and animated).
+    pub colliders: usize,
 }
 
 /// A validated model, ready to step.
@@ -96,6 +99,8 @@ pub struct Model {
     pub(crate) tethers: TetherBatches,
     pub(crate) volumes: Vec<VolumeConstraint>,
     pub(crate) aero: AeroModel,
+    pub(crate) colliders: Vec<Collider>,
+    pub(crate) self_collision: crate::self_collision::SelfCollision,
     pub(crate) cloths: Vec<ClothInfo>,
     pub(crate) report: BuildReport,
     pub(crate) time: f64,
@@ -118,6 +123,10 @@ pub struct ModelMut<'a> {
     pub volumes: &'a mut [VolumeConstraint],
     /// Aerodynamic triangles.
     pub aero: &'a AeroModel,
+    /// Colliders, in scene order.
+    pub colliders: &'a [Collider],
+    /// Self-collision thickness, friction and exclusions.
+    pub self_collision: &'a crate::self_collision::SelfCollision,
     /// Simulated time in s since the start (the solver advances it by `h` each step).
     pub time: &'a mut f64,
 }
@@ -158,6 +167,16 @@ impl Model {
         &self.aero
     }
 
+    /// Colliders, in scene order.
+    pub fn colliders(&self) -> &[Collider] {
+        &self.colliders
+    }
+
+    /// Self-collision thickness, friction and exclusions (empty when no cloth asks for it).
+    pub fn self_collision(&self) -> &crate::self_collision::SelfCollision {
+        &self.self_collision
+    }
+
     /// The cloths, in scene order.
     pub fn cloths(&self) -> &[ClothInfo] {
         &self.cloths
@@ -183,6 +202,8 @@ impl Model {
             tethers: &mut self.tethers,
             volumes: &mut self.volumes,
             aero: &self.aero,
+            colliders: &self.colliders,
+            self_collision: &self.self_collision,
             time: &mut self.time,
         }
     }

@@ -47,6 +47,10 @@ pub trait CacheWriter: Send {
     /// non-finite position, or a sample beyond [`CacheSpec::samples`].
     fn write_sample(&mut self, positions: &[[f32; 3]]) -> io::Result<()>;
 
+    /// Flushes and syncs what is written so far and says where the writer stands, for a
+    /// checkpoint: [`resume_cache`] reopens the temporary files at this mark after a crash.
+    fn mark(&mut self) -> io::Result<CacheMark>;
+
     /// Checks that every declared sample was written, flushes and syncs the files, and renames them
     /// to their final names, which it returns (one file, or one per sample for an OBJ sequence).
     /// On any error the temporary files are removed and no final file is left.
@@ -207,6 +211,57 @@ pub fn create_cache(format: CacheFormat, spec: &CacheSpec<'_>) -> io::Result<Box
     })
 }
 
+/// Where a cache writer stands: what a checkpoint records to reopen it (see [`CacheWriter::mark`]).
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct CacheMark {
+    /// Samples written.
+    pub samples: u32,
+    /// Length of the temporary file in bytes (PC2, USD; 0 for an OBJ sequence, one file per sample).
+    pub bytes: u64,
+    /// What else the writer keeps in memory (USD: the extent of each sample so far, 24 bytes each;
+    /// empty for the others).
+    pub state: Vec<u8>,
+}
+
+/// Reopens the temporary files of a writer for `format` that an earlier run of the same bake left
+/// at `mark` (cut back to it), to go on with sample `mark.samples`. Fails if the files are missing,
+/// shorter than the mark, or do not start as this spec's cache would.
+pub fn resume_cache(
+    format: CacheFormat,
+    spec: &CacheSpec<'_>,
+    mark: &CacheMark,
+) -> io::Result<Box<dyn CacheWriter>> {
+    spec.validate()?;
+    if mark.samples > spec.samples {
+        return Err(invalid(format!(
+            "cache '{}': the checkpoint has {} samples, more than the {} declared",
+            spec.name, mark.samples, spec.samples
+        )));
+    }
+    Ok(match format {
+        CacheFormat::Pc2 => Box::new(Pc2Writer::resume(spec, mark)?),
+        CacheFormat::Usd => Box::new(UsdWriter::resume(spec, mark)?),
+        CacheFormat::ObjSequence => Box::new(ObjSequenceWriter::resume(spec, mark)?),
+    })
+}
+
+/// Fails unless the temporary file of `path` starts with `expected` (the header this spec writes).
+pub(crate) fn check_prefix(path: &Path, expected: &[u8]) -> io::Result<()> {
+    use std::io::Read as _;
+    let temp = crate::staged::partial_path(path);
+    let mut found = Vec::with_capacity(expected.len());
+    std::fs::File::open(&temp)
+        .and_then(|f| f.take(expected.len() as u64).read_to_end(&mut found))
+        .map_err(|e| crate::staged::with_path(e, &temp))?;
+    if found != expected {
+        return Err(crate::staged::with_path(
+            io::Error::new(io::ErrorKind::InvalidData, "does not start as this bake's cache would"),
+            &temp,
+        ));
+    }
+    Ok(())
+}
+
 /// An `InvalidInput` error.
 pub(crate) fn invalid(message: String) -> io::Error {
     io::Error::new(io::ErrorKind::InvalidInput, message)
@@ -229,6 +284,16 @@ impl SampleCheck {
             samples: spec.samples,
             written: 0,
         }
+    }
+
+    /// A check that `written` samples have already passed (a resumed writer).
+    pub(crate) fn resumed(spec: &CacheSpec<'_>, written: u32) -> Self {
+        SampleCheck { written, ..SampleCheck::new(spec) }
+    }
+
+    /// Samples written so far.
+    pub(crate) fn written(&self) -> u32 {
+        self.written
     }
 
     /// Checks the next sample (count, length, finiteness) and returns its index. The sample only

@@ -19,6 +19,7 @@
 //! writer leaves no cache that looks complete.
 
 pub mod cache;
+pub mod checkpoint;
 pub mod obj;
 pub mod obj_sequence;
 pub mod pc2;
@@ -26,7 +27,7 @@ pub mod scene;
 mod staged;
 pub mod usd;
 
-pub use cache::{CacheFormat, CacheSpec, CacheWriter, UnknownFormat, create_cache};
+pub use cache::{CacheFormat, CacheMark, CacheSpec, CacheWriter, UnknownFormat, create_cache, resume_cache};
 pub use obj::{ObjError, ObjMesh, ObjProblem, ObjectSelection, parse_obj, read_obj};
 pub use pc2::{Pc2, Pc2Error, parse_pc2, read_pc2};
 pub use scene::{MAX_SCENE_BYTES, Scene, SceneError, SceneRule, SourcePos, load_scene, parse_scene};

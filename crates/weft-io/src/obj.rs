@@ -61,6 +61,8 @@ use std::fs::File;
 use std::io::{self, Read};
 use std::path::Path;
 
+use weft_core::limits::Limits;
+
 /// Largest OBJ file [`read_obj`] reads, in bytes (1 GiB). Checked before reading.
 pub const MAX_OBJ_BYTES: u64 = 1 << 30;
 
@@ -112,7 +114,9 @@ pub enum ObjProblem {
     #[error("not a regular file: a mesh must be an OBJ file")]
     NotAFile,
     /// Larger than the limit; nothing was read.
-    #[error("the OBJ file is {len} bytes, more than the limit of {limit} bytes for a mesh")]
+    #[error(
+        "the OBJ file is {len} bytes, more than the limit of {limit} bytes for a mesh (raise it with --max-mesh-bytes)"
+    )]
     TooLarge {
         /// Its length in bytes.
         len: u64,
@@ -179,6 +183,18 @@ pub enum ObjProblem {
         number: i64,
         /// How many are defined before the line.
         defined: usize,
+    },
+    /// More vertices or triangles than the limits allow.
+    #[error(
+        "the OBJ file has more than {limit} {what}, the {limit_name} limit (raise it with --max-{limit_name}s)"
+    )]
+    TooMany {
+        /// `"vertices"` or `"triangles"`.
+        what: &'static str,
+        /// The limit.
+        limit: u64,
+        /// The limit's name: `"particle"` or `"constraint"`.
+        limit_name: &'static str,
     },
     /// A face of fewer than 3 corners.
     #[error("a face with {count} corner{}: a face needs at least 3", if *count == 1 { "" } else { "s" })]
@@ -268,6 +284,17 @@ impl ObjError {
 /// Reads the OBJ file at `path` (at most `max_bytes`, checked before reading) and takes the
 /// objects `selection` names.
 pub fn read_obj(path: &Path, selection: &ObjectSelection, max_bytes: u64) -> Result<ObjMesh, ObjError> {
+    read_obj_limited(path, selection, &Limits { max_mesh_bytes: max_bytes, ..Limits::UNLIMITED })
+}
+
+/// Reads the OBJ file at `path` under resource limits: at most [`Limits::max_mesh_bytes`]
+/// (checked before reading), and the element counts of [`parse_obj_limited`].
+pub fn read_obj_limited(
+    path: &Path,
+    selection: &ObjectSelection,
+    limits: &Limits,
+) -> Result<ObjMesh, ObjError> {
+    let max_bytes = limits.max_mesh_bytes;
     let read_err = |e: io::Error| ObjError::whole(ObjProblem::Read(e.to_string()));
     let file = File::open(path).map_err(read_err)?;
     let meta = file.metadata().map_err(read_err)?;
@@ -282,7 +309,7 @@ pub fn read_obj(path: &Path, selection: &ObjectSelection, max_bytes: u64) -> Res
     if bytes.len() as u64 > max_bytes {
         return Err(ObjError::whole(ObjProblem::TooLarge { len: bytes.len() as u64, limit: max_bytes }));
     }
-    parse_obj(&bytes, selection)
+    parse_obj_limited(&bytes, selection, limits)
 }
 
 /// Parses OBJ text and takes the objects `selection` names (see the [module docs](self)).
@@ -302,6 +329,29 @@ pub fn read_obj(path: &Path, selection: &ObjectSelection, max_bytes: u64) -> Res
 /// );
 /// ```
 pub fn parse_obj(bytes: &[u8], selection: &ObjectSelection) -> Result<ObjMesh, ObjError> {
+    parse_obj_limited(bytes, selection, &Limits::UNLIMITED)
+}
+
+/// [`parse_obj`] under resource limits: a file with more vertices (`v`) than
+/// [`Limits::max_particles`], or whose faces make more triangles than
+/// [`Limits::max_constraints`], is refused at the line that crosses the limit, before the rest of
+/// the file is read into memory.
+///
+/// ```
+/// use weft_core::limits::Limits;
+/// use weft_io::obj::{ObjectSelection, parse_obj_limited};
+/// let limits = Limits { max_particles: 2, ..Limits::default() };
+/// let e = parse_obj_limited(b"v 0 0 0\nv 1 0 0\nv 0 1 0\nf 1 2 3\n", &ObjectSelection::Only, &limits);
+/// assert_eq!(
+///     e.unwrap_err().to_string(),
+///     "line 3: the OBJ file has more than 2 vertices, the particle limit (raise it with --max-particles)"
+/// );
+/// ```
+pub fn parse_obj_limited(
+    bytes: &[u8],
+    selection: &ObjectSelection,
+    limits: &Limits,
+) -> Result<ObjMesh, ObjError> {
     let text = match std::str::from_utf8(bytes) {
         Ok(text) => text,
         Err(e) => {
@@ -309,7 +359,7 @@ pub fn parse_obj(bytes: &[u8], selection: &ObjectSelection) -> Result<ObjMesh, O
             return Err(ObjError::at(line, ObjProblem::NotUtf8));
         }
     };
-    let scan = Scan::run(text)?;
+    let scan = Scan::run(text, limits)?;
     if scan.faces.is_empty() {
         return Err(ObjError::whole(ObjProblem::NoFaces));
     }
@@ -355,6 +405,28 @@ struct Scan {
     coloured: Option<bool>,
     /// Lines to hide from `tobj` (polylines, which it would read as faces).
     hidden: Vec<usize>,
+    /// Triangles the faces so far will be cut into.
+    triangles: u64,
+}
+
+/// The first vertex a face's corners repeat, if any. Linear in the corners for a small face and
+/// `n log n` for a large one (a face of millions of corners is no reason to hang).
+fn repeated_vertex(corner: &[(u32, u32)], sorted: &mut Vec<u32>) -> Option<u32> {
+    if corner.len() <= 16 {
+        return corner
+            .iter()
+            .enumerate()
+            .find(|&(k, c)| corner[..k].iter().any(|d| d.0 == c.0))
+            .map(|(_, c)| c.0);
+    }
+    sorted.clear();
+    sorted.extend(corner.iter().map(|c| c.0));
+    sorted.sort_unstable();
+    let twice: std::collections::HashSet<u32> =
+        sorted.windows(2).filter(|w| w[0] == w[1]).map(|w| w[0]).collect();
+    // The one a left-to-right reading meets again first, as for a small face.
+    let mut seen = std::collections::HashSet::new();
+    corner.iter().map(|c| c.0).filter(|v| twice.contains(v)).find(|&v| !seen.insert(v))
 }
 
 const NO_VT: u32 = u32::MAX;
@@ -369,11 +441,12 @@ fn number(statement: &'static str, word: &str, line: usize) -> Result<f32, ObjEr
 }
 
 impl Scan {
-    fn run(text: &str) -> Result<Scan, ObjError> {
+    fn run(text: &str, limits: &Limits) -> Result<Scan, ObjError> {
         let mut s = Scan::default();
         let mut name = UNNAMED_OBJECT.to_string();
         let mut object_start = 0usize;
         let mut corner = Vec::new();
+        let mut sorted = Vec::new();
         for (i, raw) in text.split('\n').enumerate() {
             let line_no = i + 1;
             let line = raw.strip_suffix('\r').unwrap_or(raw);
@@ -414,6 +487,14 @@ impl Scan {
                     if *s.coloured.get_or_insert(coloured) != coloured {
                         return Err(ObjError::at(line_no, ObjProblem::MixedColours));
                     }
+                    if s.v.len() as u64 >= limits.max_particles {
+                        let problem = ObjProblem::TooMany {
+                            what: "vertices",
+                            limit: limits.max_particles,
+                            limit_name: "particle",
+                        };
+                        return Err(ObjError::at(line_no, problem));
+                    }
                     s.v.push(p);
                     s.v_lines.push(line_no as u32);
                 }
@@ -453,13 +534,20 @@ impl Scan {
                     for word in &words {
                         corner.push(s.corner(word, line_no)?);
                     }
-                    for (k, &(v, _)) in corner.iter().enumerate() {
-                        if corner[..k].iter().any(|&(w, _)| w == v) {
-                            return Err(ObjError::at(
-                                line_no,
-                                ObjProblem::RepeatedVertex { number: v as usize + 1 },
-                            ));
-                        }
+                    if let Some(v) = repeated_vertex(&corner, &mut sorted) {
+                        return Err(ObjError::at(
+                            line_no,
+                            ObjProblem::RepeatedVertex { number: v as usize + 1 },
+                        ));
+                    }
+                    s.triangles += corner.len() as u64 - 2;
+                    if s.triangles > limits.max_constraints {
+                        let problem = ObjProblem::TooMany {
+                            what: "triangles",
+                            limit: limits.max_constraints,
+                            limit_name: "constraint",
+                        };
+                        return Err(ObjError::at(line_no, problem));
                     }
                     let start = s.corner_v.len() as u32;
                     s.corner_v.extend(corner.iter().map(|c| c.0));
@@ -542,9 +630,11 @@ impl Scan {
 
     /// The objects to take, as indices into [`Scan::objects`].
     fn choose(&self, selection: &ObjectSelection) -> Result<Vec<usize>, ObjError> {
+        // A set beside the list: a file of millions of objects must not take quadratic time.
         let mut names: Vec<String> = Vec::new();
+        let mut known = std::collections::HashSet::new();
         for o in self.objects.iter().filter(|o| !o.faces.is_empty()) {
-            if !names.contains(&o.name) {
+            if known.insert(o.name.as_str()) {
                 names.push(o.name.clone());
             }
         }
@@ -553,13 +643,14 @@ impl Scan {
             ObjectSelection::Only if names.len() == 1 => Ok(non_empty.collect()),
             ObjectSelection::Only => Err(ObjError::whole(ObjProblem::ChooseObject { names })),
             ObjectSelection::Named(wanted) => {
-                if let Some(missing) = wanted.iter().find(|w| !names.contains(w)) {
+                if let Some(missing) = wanted.iter().find(|w| !known.contains(w.as_str())) {
                     return Err(ObjError::whole(ObjProblem::NoSuchObject {
                         name: missing.clone(),
                         available: names,
                     }));
                 }
-                Ok(non_empty.filter(|&o| wanted.contains(&self.objects[o].name)).collect())
+                let wanted: std::collections::HashSet<&str> = wanted.iter().map(String::as_str).collect();
+                Ok(non_empty.filter(|&o| wanted.contains(self.objects[o].name.as_str())).collect())
             }
         }
     }
@@ -634,8 +725,9 @@ impl Scan {
         let mut mesh = ObjMesh::default();
         let faces: Vec<&Face> =
             chosen.iter().flat_map(|&o| self.faces[self.objects[o].faces.clone()].iter()).collect();
+        let mut taken = std::collections::HashSet::new();
         for &o in chosen {
-            if !mesh.objects.contains(&self.objects[o].name) {
+            if taken.insert(self.objects[o].name.as_str()) {
                 mesh.objects.push(self.objects[o].name.clone());
             }
         }

@@ -14,7 +14,7 @@ use std::fmt::Write as _;
 use std::io;
 use std::path::{Path, PathBuf};
 
-use crate::cache::{CacheSpec, CacheWriter, SampleCheck};
+use crate::cache::{CacheMark, CacheSpec, CacheWriter, SampleCheck};
 use crate::staged::{self, Staged, with_path, write_all};
 
 /// Digits of the frame number in the file names of a sequence of `samples` samples (at least 4).
@@ -78,6 +78,17 @@ impl ObjSequenceWriter {
         })
     }
 
+    /// Takes over the frames an earlier run left (see [`crate::cache::resume_cache`]): the
+    /// temporary files of samples `0..mark.samples` must all be there.
+    pub(crate) fn resume(spec: &CacheSpec<'_>, mark: &CacheMark) -> io::Result<Self> {
+        let mut writer = ObjSequenceWriter::create(spec)?;
+        for k in 0..mark.samples {
+            writer.staged.adopt(writer.frame_path(k))?;
+        }
+        writer.check = SampleCheck::resumed(spec, mark.samples);
+        Ok(writer)
+    }
+
     /// The final path of sample `k`.
     pub fn frame_path(&self, k: u32) -> PathBuf {
         self.dir.join(format!("{}.{:0width$}.obj", self.name, k, width = self.digits))
@@ -85,6 +96,10 @@ impl ObjSequenceWriter {
 }
 
 impl CacheWriter for ObjSequenceWriter {
+    fn mark(&mut self) -> io::Result<CacheMark> {
+        // Each frame is closed (flushed and synced) as it is written.
+        Ok(CacheMark { samples: self.check.written(), bytes: 0, state: Vec::new() })
+    }
     fn write_sample(&mut self, positions: &[[f32; 3]]) -> io::Result<()> {
         let k = self.check.next(positions)?;
         let path = self.frame_path(k);

@@ -19,7 +19,7 @@ use std::fs::File;
 use std::io::{self, BufWriter, Read};
 use std::path::{Path, PathBuf};
 
-use crate::cache::{CacheSpec, CacheWriter, SampleCheck, invalid};
+use crate::cache::{CacheMark, CacheSpec, CacheWriter, SampleCheck, check_prefix, invalid};
 use crate::staged::{self, Staged, with_path, write_all};
 
 /// The 12-byte magic at the start of a PC2 file.
@@ -65,14 +65,11 @@ impl Pc2Writer {
     /// Fails if the spec is invalid or its counts do not fit the format's `i32`s.
     pub fn create(spec: &CacheSpec<'_>) -> io::Result<Self> {
         spec.validate()?;
-        let points = i32::try_from(spec.point_count)
-            .map_err(|_| invalid(format!("cache '{}': too many points for PC2", spec.name)))?;
-        let samples = i32::try_from(spec.samples)
-            .map_err(|_| invalid(format!("cache '{}': too many samples for PC2", spec.name)))?;
+        let head = spec_header(spec)?;
         let path = spec.path(".pc2");
         let mut staged = Staged::default();
         let mut out = staged.create(path.clone())?;
-        write_all(&mut out, &header(points, 0.0, 1.0, samples), &path)?;
+        write_all(&mut out, &head, &path)?;
         Ok(Pc2Writer {
             out,
             staged,
@@ -83,7 +80,48 @@ impl Pc2Writer {
     }
 }
 
+/// The header of `spec`'s cache; fails if its counts do not fit the format's `i32`s.
+fn spec_header(spec: &CacheSpec<'_>) -> io::Result<[u8; HEADER_LEN]> {
+    let points = i32::try_from(spec.point_count)
+        .map_err(|_| invalid(format!("cache '{}': too many points for PC2", spec.name)))?;
+    let samples = i32::try_from(spec.samples)
+        .map_err(|_| invalid(format!("cache '{}': too many samples for PC2", spec.name)))?;
+    Ok(header(points, 0.0, 1.0, samples))
+}
+
+impl Pc2Writer {
+    /// Reopens the temporary file an earlier run left at `mark` (see
+    /// [`crate::cache::resume_cache`]): its header must be this spec's and its length at least
+    /// the header and `mark.samples` samples, to which it is cut back.
+    pub(crate) fn resume(spec: &CacheSpec<'_>, mark: &CacheMark) -> io::Result<Self> {
+        let head = spec_header(spec)?;
+        let path = spec.path(".pc2");
+        let len = HEADER_LEN as u64 + mark.samples as u64 * spec.point_count as u64 * 12;
+        if mark.bytes != len {
+            return Err(invalid(format!(
+                "cache '{}': the checkpoint records {} bytes for {} samples of {} points; PC2 needs {len}",
+                spec.name, mark.bytes, mark.samples, spec.point_count
+            )));
+        }
+        check_prefix(&path, &head)?;
+        let mut staged = Staged::default();
+        let out = staged.reopen(path.clone(), len)?;
+        Ok(Pc2Writer {
+            out,
+            staged,
+            path,
+            check: SampleCheck::resumed(spec, mark.samples),
+            buffer: Vec::with_capacity(spec.point_count * 12),
+        })
+    }
+}
+
 impl CacheWriter for Pc2Writer {
+    fn mark(&mut self) -> io::Result<CacheMark> {
+        let bytes = staged::sync(&mut self.out, &self.path)?;
+        Ok(CacheMark { samples: self.check.written(), bytes, state: Vec::new() })
+    }
+
     fn write_sample(&mut self, positions: &[[f32; 3]]) -> io::Result<()> {
         self.check.next(positions)?;
         self.buffer.clear();

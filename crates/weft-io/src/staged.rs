@@ -8,8 +8,8 @@
 //! takes for a cache.
 
 use std::ffi::OsString;
-use std::fs::{self, File};
-use std::io::{self, BufWriter, Write};
+use std::fs::{self, File, OpenOptions};
+use std::io::{self, BufWriter, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 
 /// Suffix of a file being written.
@@ -48,6 +48,39 @@ impl Staged {
         Ok(BufWriter::with_capacity(BUFFER, file))
     }
 
+    /// Reopens the temporary file of `target` left by an earlier run (see `crate::checkpoint`),
+    /// cut back to its first `len` bytes, and returns a buffered writer at its end. Fails if the
+    /// file is missing or shorter than `len`.
+    pub(crate) fn reopen(&mut self, target: PathBuf, len: u64) -> io::Result<BufWriter<File>> {
+        let temp = partial_path(&target);
+        let mut file = OpenOptions::new().write(true).open(&temp).map_err(|e| with_path(e, &temp))?;
+        let found = file.metadata().map_err(|e| with_path(e, &temp))?.len();
+        if found < len {
+            return Err(with_path(
+                io::Error::new(
+                    io::ErrorKind::UnexpectedEof,
+                    format!("{found} bytes, shorter than the {len} the checkpoint recorded"),
+                ),
+                &temp,
+            ));
+        }
+        file.set_len(len).map_err(|e| with_path(e, &temp))?;
+        file.seek(SeekFrom::End(0)).map_err(|e| with_path(e, &temp))?;
+        self.files.push((temp, target));
+        Ok(BufWriter::with_capacity(BUFFER, file))
+    }
+
+    /// Takes over the complete temporary file of `target` left by an earlier run, to be renamed
+    /// with the others. Fails if it is missing.
+    pub(crate) fn adopt(&mut self, target: PathBuf) -> io::Result<()> {
+        let temp = partial_path(&target);
+        if !fs::metadata(&temp).map_err(|e| with_path(e, &temp))?.is_file() {
+            return Err(with_path(io::Error::other("not a regular file"), &temp));
+        }
+        self.files.push((temp, target));
+        Ok(())
+    }
+
     /// Renames every temporary file to its final name, in creation order, and returns the final
     /// names. If a rename fails, the files already renamed are removed again (with the remaining
     /// temporary files, on drop), so no partial set is left that looks complete.
@@ -74,6 +107,13 @@ impl Drop for Staged {
             }
         }
     }
+}
+
+/// Flushes a writer and forces its data to disk without closing it; returns the file's length.
+pub(crate) fn sync(writer: &mut BufWriter<File>, path: &Path) -> io::Result<u64> {
+    writer.flush().map_err(|e| with_path(e, path))?;
+    writer.get_ref().sync_data().map_err(|e| with_path(e, path))?;
+    Ok(writer.get_ref().metadata().map_err(|e| with_path(e, path))?.len())
 }
 
 /// `error` with `path` in its message.

@@ -63,7 +63,7 @@ use std::fs::File;
 use std::io::{self, BufWriter};
 use std::path::PathBuf;
 
-use crate::cache::{CacheSpec, CacheWriter, SampleCheck};
+use crate::cache::{CacheMark, CacheSpec, CacheWriter, SampleCheck, check_prefix, invalid};
 use crate::staged::{self, Staged, with_path, write_all};
 
 /// Diameter in m given to each point of a `Points` prim (a cloth without triangles).
@@ -113,7 +113,55 @@ impl UsdWriter {
         let path = spec.path(".usda");
         let mut staged = Staged::default();
         let mut out = staged.create(path.clone())?;
+        write_all(&mut out, head(spec).as_bytes(), &path)?;
+        Ok(UsdWriter {
+            out,
+            staged,
+            path,
+            check: SampleCheck::new(spec),
+            extents: Vec::with_capacity(spec.samples.min(1 << 20) as usize),
+            line: String::new(),
+        })
+    }
 
+    /// Reopens the temporary file an earlier run left at `mark` (see
+    /// [`crate::cache::resume_cache`]): it must start with this spec's header and topology, and
+    /// `mark.state` must hold the extents of its `mark.samples` samples.
+    pub(crate) fn resume(spec: &CacheSpec<'_>, mark: &CacheMark) -> io::Result<Self> {
+        let path = spec.path(".usda");
+        if mark.state.len() as u64 != mark.samples as u64 * 24 {
+            return Err(invalid(format!(
+                "cache '{}': the checkpoint holds {} bytes of extents for {} samples; 24 each",
+                spec.name,
+                mark.state.len(),
+                mark.samples
+            )));
+        }
+        let extents: Vec<[[f32; 3]; 2]> = mark
+            .state
+            .chunks_exact(24)
+            .map(|c| {
+                let f = |i: usize| f32::from_le_bytes([c[4 * i], c[4 * i + 1], c[4 * i + 2], c[4 * i + 3]]);
+                [[f(0), f(1), f(2)], [f(3), f(4), f(5)]]
+            })
+            .collect();
+        check_prefix(&path, head(spec).as_bytes())?;
+        let mut staged = Staged::default();
+        let out = staged.reopen(path.clone(), mark.bytes)?;
+        Ok(UsdWriter {
+            out,
+            staged,
+            path,
+            check: SampleCheck::resumed(spec, mark.samples),
+            extents,
+            line: String::new(),
+        })
+    }
+}
+
+/// The layer header, the prims and their topology, up to the opening of `points.timeSamples`.
+fn head(spec: &CacheSpec<'_>) -> String {
+    {
         let mut head = String::new();
         let fps = format!("{:?}", spec.fps);
         let end = spec.samples - 1;
@@ -163,20 +211,16 @@ impl UsdWriter {
             head.push_str("        uniform token subdivisionScheme = \"none\"\n");
         }
         head.push_str("        point3f[] points.timeSamples = {\n");
-        write_all(&mut out, head.as_bytes(), &path)?;
-
-        Ok(UsdWriter {
-            out,
-            staged,
-            path,
-            check: SampleCheck::new(spec),
-            extents: Vec::with_capacity(spec.samples.min(1 << 20) as usize),
-            line: String::new(),
-        })
+        head
     }
 }
 
 impl CacheWriter for UsdWriter {
+    fn mark(&mut self) -> io::Result<CacheMark> {
+        let bytes = staged::sync(&mut self.out, &self.path)?;
+        let state = self.extents.iter().flatten().flatten().flat_map(|c| c.to_le_bytes()).collect();
+        Ok(CacheMark { samples: self.check.written(), bytes, state })
+    }
     fn write_sample(&mut self, positions: &[[f32; 3]]) -> io::Result<()> {
         let k = self.check.next(positions)?;
         let line = &mut self.line;

@@ -14,7 +14,9 @@
 //!
 //! where `Δx = x − x_prev` is the displacement over the step so far. A lane whose particles are
 //! closer than [`MIN_LENGTH`] or farther than [`MAX_LENGTH`] (or not finite) has no usable
-//! direction: it gets `Δλ = 0` through a mask, moves nothing, and is counted as degenerate.
+//! direction: it gets `Δλ = 0` through a mask, moves nothing, and is counted as degenerate. So
+//! does a lane whose correction `(w_a + w_b)·|Δλ|` would be longer than [`MAX_LENGTH`] or not
+//! finite (extreme damping times an extreme relative velocity overflows the numerator).
 //!
 //! [`distance_delta`] is that maths for any [`Real`]; [`solve_batch_simd`] runs it on eight lanes
 //! and [`solve_batch_scalar`] on one constraint at a time, over the same lane-packed data.
@@ -101,6 +103,8 @@ pub fn distance_delta<R: Real>(
     let inv_den = one / den;
     let valid = R::and(valid, den.gt(R::splat(0.0)));
     let dlambda = num * inv_den;
+    // A correction longer than the longest projectable distance, or not finite (NaN fails `≤`).
+    let valid = R::and(valid, (w * dlambda).abs().le(R::splat(MAX_LENGTH)));
     let zero = R::splat(0.0);
     DistanceDelta {
         dlambda: R::select(valid, dlambda, zero),

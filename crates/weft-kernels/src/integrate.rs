@@ -52,6 +52,10 @@ impl ParticleArrays<'_> {
 /// Prediction: for every free particle (`w > 0`), `v += h·(g + w·F)`, `x_prev = x`, `x += h·v`;
 /// a pinned particle only sets `x_prev = x`. `g` in m/s², `F` (the external force on each
 /// particle, or none) in N, positions in m, velocities in m/s.
+///
+/// A prediction that would make a velocity or position overflow `f32` (a wind of 1e17 m/s, a
+/// force summed over many triangles) is not made: that particle keeps its position and velocity
+/// for this step, so finite input never becomes infinite (and later NaN).
 pub fn predict(
     positions: &mut [Record],
     prev: &mut [Record],
@@ -67,9 +71,11 @@ pub fn predict(
                 Some(f) => [0, 1, 2].map(|i| gravity[i] + x[3] * f[k][i]),
                 None => gravity,
             };
-            for i in 0..3 {
-                v[i] += step.h * a[i];
-                x[i] += step.h * v[i];
+            let nv: [f32; 3] = std::array::from_fn(|i| v[i] + step.h * a[i]);
+            let nx: [f32; 3] = std::array::from_fn(|i| x[i] + step.h * nv[i]);
+            if nv.iter().chain(&nx).all(|c| c.is_finite()) {
+                v[..3].copy_from_slice(&nv);
+                x[..3].copy_from_slice(&nx);
             }
         }
     }

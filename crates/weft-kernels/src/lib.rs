@@ -8,6 +8,7 @@
 //! * [`records`]: particle records in and out of lanes (gather + transpose, transpose + scatter).
 //! * [`distance`]: the distance constraint (stretch, shear); [`bending`]: dihedral angles;
 //!   [`tether`]: long-range attachments; [`volume`]: pressure; [`aero`]: drag and lift.
+//! * [`collide`]: contacts with colliders and their friction, per particle.
 //! * [`integrate`]: prediction and velocity rebuild.
 //! * [`schedule`]: runs a batch plan: blocks in parallel, boundary colours in fixed chunks, the
 //!   serial list; the split depends on the scene, so results are bit-identical for any thread
@@ -15,7 +16,7 @@
 //! * [`step`]: the time step of DESIGN §2, run by one [`team`] of the pool's threads.
 //! * [`team`]: the pool's threads running a step phase by phase, woken once per step.
 //! * `shared`: [`SharedSlice`](shared), a slice several threads reach at disjoint places: the
-//!   crate's only `unsafe` definitions. Its uses (in `schedule`, `integrate` and `step`) each state
+//!   crate's only `unsafe` definitions. Its uses (in `schedule`, `integrate`, `collide` and `step`) each state
 //!   the invariant they rely on: the plan invariant checked in `weft-core`, or disjoint chunks
 //!   claimed once per team phase.
 //!
@@ -24,11 +25,13 @@
 
 pub mod aero;
 pub mod bending;
+pub mod collide;
 pub mod distance;
 pub mod integrate;
 pub mod lane;
 pub mod records;
 pub mod schedule;
+pub mod self_collide;
 mod shared;
 pub mod stats;
 pub mod step;
@@ -37,7 +40,7 @@ pub mod tether;
 pub mod volume;
 
 pub use lane::SIMD_WIDTH;
-pub use stats::{KindStats, Residual, StepStats};
+pub use stats::{ColliderStats, KindStats, Residual, StepStats};
 pub use step::{StepOptions, step};
 
 /// Which instantiation of the kernels a step runs.

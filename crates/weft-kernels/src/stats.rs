@@ -80,14 +80,32 @@ pub struct StepStats {
     pub tethers: KindStats,
     /// Volume constraints; residual in m³, relative to the target volume.
     pub volume: KindStats,
+    /// Self-collision contacts (degenerate: two particles closer than 1 µm, no normal); no
+    /// residual.
+    pub self_collision: KindStats,
+    /// Contacts with colliders.
+    pub colliders: ColliderStats,
     /// Distance constraints left out at build because both their particles are pinned.
     pub dropped_at_build: usize,
+}
+
+/// What one time step did with the colliders.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct ColliderStats {
+    /// Free particles deeper in a collider than half its thickness after the step (see
+    /// `crate::collide`), when asked for (with the residuals); `Some(0)` for a scene without
+    /// colliders.
+    pub deep: Option<u64>,
 }
 
 impl StepStats {
     /// Degenerate projections of every kind.
     pub fn degenerate(&self) -> u64 {
-        self.distance.degenerate + self.bending.degenerate + self.tethers.degenerate + self.volume.degenerate
+        self.distance.degenerate
+            + self.bending.degenerate
+            + self.tethers.degenerate
+            + self.volume.degenerate
+            + self.self_collision.degenerate
     }
 
     /// Accumulates the counters of another step (residuals: the later one wins).
@@ -96,6 +114,10 @@ impl StepStats {
         self.bending.accumulate(&later.bending);
         self.tethers.accumulate(&later.tethers);
         self.volume.accumulate(&later.volume);
+        if later.colliders.deep.is_some() {
+            self.colliders.deep = later.colliders.deep;
+        }
+        self.self_collision.accumulate(&later.self_collision);
         self.dropped_at_build = later.dropped_at_build;
     }
 }

@@ -2,10 +2,15 @@
 //!
 //! 1. forces: drag and lift of the triangles in the wind (from the state at the start of the step);
 //! 2. predict: `v += h·(g + w·F)`, `x_prev = x`, `x += h·v` for free particles;
-//! 3. `λ := 0` for every constraint;
-//! 4. `iterations` times: distance constraints (stretch and shear), bending, tethers, volume;
-//!    each batched kind colour by colour (see [`crate::schedule`]);
-//! 5. `v = (x − x_prev)/h`, then global velocity damping.
+//! 3. `λ := 0` for every constraint; self-collision contacts are searched at the predicted
+//!    positions (see [`crate::self_collide`]);
+//! 4. `iterations` times: distance constraints (stretch and shear), bending, tethers, volume,
+//!    then self-collision (a Jacobi projection of every contact); each batched kind colour by
+//!    colour (see [`crate::schedule`]); then contacts with the colliders (see
+//!    [`crate::collide`]), particle by particle, collider by collider in scene order, each
+//!    placed at its pose at the end of the step;
+//! 5. collider friction from the pushes of the iterations, then one more contact projection;
+//! 6. `v = (x − x_prev)/h`, then global velocity damping.
 
 use weft_core::Model;
 use weft_core::lanes::Lanes;
@@ -16,7 +21,7 @@ use crate::records::Record;
 use crate::shared::SharedSlice;
 use crate::stats::{KindStats, StepStats};
 use crate::team::{self, Team};
-use crate::{aero, bending, distance, tether, volume};
+use crate::{aero, bending, collide, distance, self_collide, tether, volume};
 
 /// How to run a step.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -77,7 +82,21 @@ pub fn step(model: &mut Model, options: &StepOptions) -> StepStats {
     let lambda_lens = [distance_lanes.batch_count(), bending_lanes.batch_count(), tether_lanes.batch_count()];
     let volumes = SharedSlice::new(&mut *parts.volumes);
     let (aero_model, time, path) = (parts.aero, *parts.time, options.path);
-    let per_thread: Vec<[u64; 4]> = team::run(|team| {
+    let self_collision = parts.self_collision;
+    let mut contact_scratch = self_collide::Scratch::new(self_collision);
+    let contacts = contact_scratch.share();
+    let placed: Vec<_> = parts.colliders.iter().map(|c| c.placed(time, time + time_step.h64)).collect();
+    let mut depth = vec![0.0f32; len * placed.len()];
+    let colliders = collide::ContactArrays {
+        colliders: &placed,
+        records: arrays.positions,
+        depth: SharedSlice::new(&mut depth),
+        len,
+        path,
+    };
+    let mut deep = vec![0u64; if placed.is_empty() { 0 } else { collide::chunks(len) }];
+    let deep_counts = SharedSlice::new(&mut deep);
+    let per_thread: Vec<[u64; 5]> = team::run(|team| {
         if forces_len > 0 {
             // SAFETY: nothing writes positions or velocities during the force phases.
             let (x, v) = unsafe { (arrays.positions.as_slice(), arrays.velocities.as_slice()) };
@@ -94,7 +113,9 @@ pub fn step(model: &mut Model, options: &StepOptions) -> StepStats {
         // thread has finished (barrier); nothing writes them again before the team ends.
         let prev = unsafe { arrays.prev.as_slice() };
         let records = arrays.positions;
-        let mut degenerate = [0u64; 4];
+        // SAFETY: nothing writes the positions during the search (it only reads them).
+        self_collide::search_phases(team, self_collision, contacts, unsafe { records.as_slice() });
+        let mut degenerate = [0u64; 5];
         for iteration in 0..settings.iterations {
             degenerate[0] +=
                 distance::solve_phases(team, &distance_lanes, lambdas[0], records, prev, &time_step, path);
@@ -103,11 +124,22 @@ pub fn step(model: &mut Model, options: &StepOptions) -> StepStats {
             degenerate[2] +=
                 tether::solve_phases(team, &tether_lanes, lambdas[2], records, prev, &time_step, path);
             degenerate[3] += volume::solve_phases(team, volumes, records, &time_step, iteration == 0);
+            degenerate[4] += self_collide::solve_phases(team, self_collision, contacts, records, prev);
+            if !placed.is_empty() {
+                colliders.contact_phase(team, true);
+            }
+        }
+        if !placed.is_empty() {
+            colliders.friction_phase(team, prev);
+            colliders.contact_phase(team, false);
+            if options.residual {
+                colliders.deep_phase(team, deep_counts);
+            }
         }
         velocity_phase(team, &arrays, &time_step);
         degenerate
     });
-    let degenerate = per_thread.iter().fold([0u64; 4], |a, b| std::array::from_fn(|k| a[k] + b[k]));
+    let degenerate = per_thread.iter().fold([0u64; 5], |a, b| std::array::from_fn(|k| a[k] + b[k]));
     *parts.time += time_step.h64;
     let x = &*p.positions;
     let kind = |k: usize, residual: &dyn Fn() -> crate::Residual| KindStats {
@@ -119,6 +151,8 @@ pub fn step(model: &mut Model, options: &StepOptions) -> StepStats {
         bending: kind(1, &|| bending::residual(&bending_lanes, x)),
         tethers: kind(2, &|| tether::residual(&tether_lanes, x)),
         volume: kind(3, &|| volume::residual(parts.volumes, x)),
+        self_collision: KindStats { degenerate: degenerate[4], residual: None },
+        colliders: crate::ColliderStats { deep: options.residual.then(|| deep.iter().sum()) },
         dropped_at_build,
     }
 }

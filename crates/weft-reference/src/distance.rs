@@ -33,8 +33,10 @@ pub(crate) enum Projection {
     Applied(f32),
     /// Nothing moved and `λ` is unchanged (`Δλ = 0`): the particles are closer than
     /// [`MIN_LENGTH`], so the direction `n` is undefined, or farther apart than [`MAX_LENGTH`]
-    /// (or at a non-finite distance), where a correction could overflow; or, impossible in a
-    /// valid model, the denominator is not positive.
+    /// (or at a non-finite distance), where a correction could overflow; or the correction
+    /// `(w_a + w_b)·|Δλ|` would be longer than [`MAX_LENGTH`] or not finite (extreme damping
+    /// times an extreme relative velocity); or, impossible in a valid model, the denominator is
+    /// not positive.
     Degenerate,
 }
 
@@ -80,6 +82,10 @@ impl DistanceConstraint {
             return Projection::Degenerate;
         }
         let delta_lambda = numerator / denominator;
+        let correction = ((pa.inv_mass + pb.inv_mass) * delta_lambda).abs();
+        if correction.is_nan() || correction > MAX_LENGTH {
+            return Projection::Degenerate;
+        }
 
         self.lambda += delta_lambda;
         particles[self.a].position -= pa.inv_mass * delta_lambda * n;

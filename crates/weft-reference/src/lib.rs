@@ -100,8 +100,10 @@
 
 mod aero;
 mod bending;
+mod collide;
 mod distance;
 mod particle;
+mod self_collide;
 mod solver;
 mod tether;
 mod volume;

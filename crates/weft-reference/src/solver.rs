@@ -33,6 +33,10 @@ pub struct ReferenceSolver {
     volumes: crate::volume::Set,
     /// Triangles in the wind.
     aero: crate::aero::Aero,
+    /// Self-collision.
+    self_collision: crate::self_collide::Set,
+    /// Colliders.
+    colliders: crate::collide::Colliders,
     /// Simulated time in s.
     time: f64,
 }
@@ -53,6 +57,10 @@ pub struct ReferenceStepStats {
     pub tethers: u64,
     /// Of which volume constraints.
     pub volume: u64,
+    /// Of which self-collision contacts (two particles closer than 1 µm).
+    pub self_collision: u64,
+    /// Free particles deeper in a collider than half its thickness after the step.
+    pub collider_deep: u64,
 }
 
 /// How far the distance constraints are from being satisfied: statistics of `|C|` in m.
@@ -109,6 +117,8 @@ impl ReferenceSolver {
             tethers: crate::tether::Set::from_model(model),
             volumes: crate::volume::Set::from_model(model),
             aero: crate::aero::Aero::from_model(model),
+            self_collision: crate::self_collide::Set::from_model(model),
+            colliders: crate::collide::Colliders::from_model(model),
             time: model.time(),
         }
     }
@@ -120,7 +130,11 @@ impl ReferenceSolver {
     ///    pinned one only gets `x_prev = x`.
     /// 3. Set every `λ` to 0.
     /// 4. `iterations` times, project every constraint in solve order, kind after kind: distance
-    ///    (stretch, shear), bending, tethers, volume.
+    ///    (stretch, shear), bending, tethers, volume, then every self-collision contact together
+    ///    (Jacobi; the contacts are found once per step, after the `λ` reset).
+    ///    Then, in each iteration, every particle's contacts with the colliders, collider by
+    ///    collider (see `collide`), each placed at its pose at the end of the step; after the
+    ///    iterations, collider friction and one more contact pass.
     /// 5. Velocities from the displacement, `v = (x − x_prev)/h`, then `v *= exp(−rate·h)`
     ///    (global velocity damping).
     pub fn step(&mut self) -> ReferenceStepStats {
@@ -128,14 +142,27 @@ impl ReferenceSolver {
             if self.aero.is_empty() { None } else { Some(self.aero.forces(&self.particles, self.time)) };
         self.predict(forces.as_deref());
         self.reset_lambdas();
+        self.self_collision.find_contacts(&self.particles);
         let mut stats = ReferenceStepStats::default();
+        let end = self.time + self.time_step.h64;
+        self.colliders.begin_step(self.particles.len(), self.time, end);
         for _ in 0..self.iterations {
             stats.distance += self.project_distances();
             stats.bending += self.bending.project_all(&mut self.particles, &self.time_step);
             stats.tethers += self.tethers.project_all(&mut self.particles, &self.time_step);
             stats.volume += self.volumes.project_all(&mut self.particles, &self.time_step);
+            stats.self_collision += self.self_collision.project_all(&mut self.particles);
+            if !self.colliders.is_empty() {
+                self.colliders.project_all(&mut self.particles, true);
+            }
         }
-        stats.degenerate = stats.distance + stats.bending + stats.tethers + stats.volume;
+        if !self.colliders.is_empty() {
+            self.colliders.friction_all(&mut self.particles);
+            self.colliders.project_all(&mut self.particles, false);
+            stats.collider_deep = self.colliders.count_deep(&self.particles);
+        }
+        stats.degenerate =
+            stats.distance + stats.bending + stats.tethers + stats.volume + stats.self_collision;
         self.update_velocities();
         self.time += self.time_step.h64;
         stats
@@ -152,8 +179,13 @@ impl ReferenceSolver {
                     Some(f) => self.gravity + p.inv_mass * f[i],
                     None => self.gravity,
                 };
-                p.velocity += h * acceleration;
-                p.position += h * p.velocity;
+                // A prediction that would overflow f32 is not made (as in the kernels).
+                let velocity = p.velocity + h * acceleration;
+                let position = p.position + h * velocity;
+                if velocity.is_finite() && position.is_finite() {
+                    p.velocity = velocity;
+                    p.position = position;
+                }
             }
         }
     }

@@ -22,6 +22,7 @@ use weft_core::builder::{ClothDesc, EdgeSet, MassSpec, NonManifold};
 use weft_core::grid::{GridDesc, GridMesh, GridPlane};
 use weft_core::limits::{Limits, RAISE_HINT};
 use weft_core::mesh::{Grain, classify_grain, in_box, mesh_edges, parse_index_list};
+use weft_core::self_collision::SelfCollisionDesc;
 use weft_core::settings::{SimSettings, WindKey};
 use weft_core::tether::TetherDesc;
 use weft_core::units::UnitError;
@@ -36,7 +37,7 @@ use super::raw::{
 };
 use super::sources::{ClothSource, MeshLines, PinRun};
 use super::spans::{KeySpans, Source, one_line};
-use crate::obj::{MAX_OBJ_BYTES, ObjError, ObjectSelection, read_obj};
+use crate::obj::{ObjError, ObjectSelection, read_obj_limited};
 
 /// A scene converted: settings and cloths for `weft-core`, with the spans and sources to map its
 /// errors back.
@@ -47,11 +48,13 @@ pub(super) struct Converted {
     pub(super) cloths: Vec<ClothDesc>,
     pub(super) cloth_spans: Vec<KeySpans>,
     pub(super) cloth_sources: Vec<ClothSource>,
+    pub(super) colliders: Vec<weft_core::collider::ColliderDesc>,
 }
 
 /// Converts a parsed scene, checking the format's own rules and reading the files it names.
 pub(super) fn convert(raw: RawScene, source: &Source, limits: &Limits) -> Result<Converted, SceneError> {
     let (settings, simulation) = simulation(raw.simulation, source)?;
+    let colliders = super::collider::convert(raw.collider, source)?;
     let mut cloths = Vec::with_capacity(raw.cloth.len());
     let mut cloth_spans = Vec::with_capacity(raw.cloth.len());
     let mut cloth_sources = Vec::with_capacity(raw.cloth.len());
@@ -61,7 +64,7 @@ pub(super) fn convert(raw: RawScene, source: &Source, limits: &Limits) -> Result
         cloth_spans.push(spans);
         cloth_sources.push(sources);
     }
-    Ok(Converted { settings, simulation, cloths, cloth_spans, cloth_sources })
+    Ok(Converted { settings, simulation, cloths, cloth_spans, cloth_sources, colliders })
 }
 
 /// A number that must be finite (TOML allows `nan` and `inf`).
@@ -494,7 +497,7 @@ impl<'a> Cloth<'a> {
         let path = resolve(self.source.path(), mesh.get_ref());
         let file = one_line(&path.display().to_string());
         let obj =
-            read_obj(&path, &selection, MAX_OBJ_BYTES).map_err(|ObjError { line, problem }| match line {
+            read_obj_limited(&path, &selection, limits).map_err(|ObjError { line, problem }| match line {
                 Some(line) => self.fail_in(&file, line, "mesh", SceneRule::Obj(problem)),
                 None => {
                     let (key, at) = match problem {
@@ -870,6 +873,38 @@ impl<'a> Cloth<'a> {
         let lift = self.optional("lift", &raw.lift)?;
         if drag.is_some() || lift.is_some() {
             desc.aero = Some(AeroDesc { drag: drag.unwrap_or(0.0), lift: lift.unwrap_or(0.0) });
+        }
+
+        // Self-collision: `self_collision = true` with a `self_thickness`; `self_friction` optional.
+        let on = raw.self_collision.as_ref().map(|s| {
+            self.spans.key("self_collision", s.span());
+            (*s.get_ref(), s.span().start)
+        });
+        let thickness = self.optional("self_thickness", &raw.self_thickness)?;
+        let friction = self.optional("self_friction", &raw.self_friction)?;
+        match (on, thickness) {
+            (Some((true, _)), Some(thickness)) => {
+                desc.self_collision =
+                    Some(SelfCollisionDesc { thickness, friction: friction.unwrap_or(0.0) });
+            }
+            (Some((true, at)), None) => {
+                let needs = "`self_thickness` (m): the distance particles keep from each other";
+                return Err(self.fail(
+                    "self_collision",
+                    at,
+                    SceneRule::Needs { key: "self_collision", needs },
+                ));
+            }
+            _ => {
+                for (key, v) in
+                    [("self_thickness", &raw.self_thickness), ("self_friction", &raw.self_friction)]
+                {
+                    if let Some(v) = v {
+                        let needs = "`self_collision = true`";
+                        return Err(self.fail(key, v.span().start, SceneRule::Needs { key, needs }));
+                    }
+                }
+            }
         }
         Ok(())
     }

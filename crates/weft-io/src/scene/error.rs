@@ -195,7 +195,7 @@ pub enum SceneError {
     },
     /// The file is larger than [`MAX_SCENE_BYTES`](super::MAX_SCENE_BYTES); nothing was read.
     #[error(
-        "{}: the scene file is {len} bytes, more than the limit of {limit} bytes for a scene",
+        "{}: the scene file is {len} bytes, more than the limit of {limit} bytes for a scene (raise it with --max-scene-bytes)",
         one_line(&path.display().to_string())
     )]
     TooLarge {

@@ -182,6 +182,7 @@
 //! (`shirt.obj:120:1: cloth 'shirt': triangles[37] (from this face): edge [3, 4] is shared by 3
 //! triangles ...`); [`SceneError::rule`] gives the underlying [`Rule`].
 
+mod collider;
 mod convert;
 mod error;
 mod raw;
@@ -193,6 +194,7 @@ use std::io::Read;
 use std::path::Path;
 
 use weft_core::builder::ClothDesc;
+use weft_core::collider::ColliderDesc;
 use weft_core::error::BuildError;
 use weft_core::limits::Limits;
 use weft_core::{Model, ModelBuilder, Rule, SimSettings};
@@ -217,12 +219,14 @@ pub struct Scene {
     cloths: Vec<ClothDesc>,
     cloth_spans: Vec<KeySpans>,
     cloth_sources: Vec<sources::ClothSource>,
+    colliders: Vec<ColliderDesc>,
 }
 
-/// Reads and parses the scene file at `path`, refusing files over [`MAX_SCENE_BYTES`] before
-/// reading them. Grids are generated here, checked against `limits` first.
+/// Reads and parses the scene file at `path`, refusing files over
+/// [`Limits::max_scene_bytes`] (by default [`MAX_SCENE_BYTES`]) before reading them. Grids are
+/// generated here, checked against `limits` first.
 pub fn load_scene(path: &Path, limits: &Limits) -> Result<Scene, SceneError> {
-    load_scene_limited(path, limits, MAX_SCENE_BYTES)
+    load_scene_limited(path, limits, limits.max_scene_bytes)
 }
 
 /// [`load_scene`] with a byte limit of `max_bytes`.
@@ -270,6 +274,7 @@ pub fn parse_scene(text: &str, path: &Path, limits: &Limits) -> Result<Scene, Sc
         cloths: converted.cloths,
         cloth_spans: converted.cloth_spans,
         cloth_sources: converted.cloth_sources,
+        colliders: converted.colliders,
     })
 }
 
@@ -314,6 +319,11 @@ impl Scene {
         &self.cloths
     }
 
+    /// The colliders in file order (already checked against every collider rule).
+    pub fn colliders(&self) -> &[ColliderDesc] {
+        &self.colliders
+    }
+
     /// The cloth names in file order.
     pub fn cloth_names(&self) -> impl ExactSizeIterator<Item = &str> + '_ {
         self.cloths.iter().map(|c| c.name.as_str())
@@ -327,6 +337,9 @@ impl Scene {
         let mut builder = ModelBuilder::new(self.settings.clone(), self.limits).map_err(map)?;
         for cloth in &self.cloths {
             builder.add_cloth(cloth).map_err(map)?;
+        }
+        for collider in &self.colliders {
+            builder.add_collider(collider).map_err(map)?;
         }
         builder.build().map_err(map)
     }

@@ -19,6 +19,8 @@ pub(super) struct RawScene {
     pub(super) simulation: Spanned<RawSimulation>,
     #[serde(default)]
     pub(super) cloth: Vec<Spanned<RawCloth>>,
+    #[serde(default)]
+    pub(super) collider: Vec<Spanned<super::collider::RawCollider>>,
 }
 
 /// The `[simulation]` table.
@@ -128,6 +130,9 @@ pub(super) struct RawCloth {
     pub(super) volume_stiffness: Option<Spanned<f64>>,
     pub(super) drag: Option<Spanned<f64>>,
     pub(super) lift: Option<Spanned<f64>>,
+    pub(super) self_collision: Option<Spanned<bool>>,
+    pub(super) self_thickness: Option<Spanned<f64>>,
+    pub(super) self_friction: Option<Spanned<f64>>,
 }
 
 /// `non_manifold = "error" | "skip"`.

@@ -147,7 +147,7 @@ const SEED_CASES: &[(&str, &str, &str)] = &[
     (
         "pins = [0]",
         "pins = [0]\npin = [1]",
-        "scene.toml:16:1: unknown field `pin`, expected one of `name`, `positions`, `grid`, `velocities`, `particle_mass`, `density`, `triangles`, `edges`, `rest_lengths`, `stretch_compliance`, `stretch_stiffness`, `stretch_damping`, `shear`, `shear_edges`, `shear_compliance`, `shear_stiffness`, `shear_damping`, `pins`, `pin_corners`, `mesh`, `object`, `non_manifold`, `pin_box`, `pin_file`, `warp_compliance`, `warp_stiffness`, `weft_compliance`, `weft_stiffness`, `bending_compliance`, `bending_stiffness`, `bending_damping`, `tether_scale`, `tether_compliance`, `tether_stiffness`, `pressure`, `volume_compliance`, `volume_stiffness`, `drag`, `lift`",
+        "scene.toml:16:1: unknown field `pin`, expected one of `name`, `positions`, `grid`, `velocities`, `particle_mass`, `density`, `triangles`, `edges`, `rest_lengths`, `stretch_compliance`, `stretch_stiffness`, `stretch_damping`, `shear`, `shear_edges`, `shear_compliance`, `shear_stiffness`, `shear_damping`, `pins`, `pin_corners`, `mesh`, `object`, `non_manifold`, `pin_box`, `pin_file`, `warp_compliance`, `warp_stiffness`, `weft_compliance`, `weft_stiffness`, `bending_compliance`, `bending_stiffness`, `bending_damping`, `tether_scale`, `tether_compliance`, `tether_stiffness`, `pressure`, `volume_compliance`, `volume_stiffness`, `drag`, `lift`, `self_collision`, `self_thickness`, `self_friction`",
     ),
     ("fps = 10.0", "fps = 10.0 x", "scene.toml:2:7: string values must be quoted, expected literal string"),
     ("frames = 1", "frames = 1\nframes = 2", "scene.toml:4:1: duplicate key"),
@@ -468,7 +468,7 @@ fn files_are_read_with_limits() {
     assert_eq!(
         e.to_string(),
         format!(
-            "{}: the scene file is {} bytes, more than the limit of 10 bytes for a scene",
+            "{}: the scene file is {} bytes, more than the limit of 10 bytes for a scene (raise it with --max-scene-bytes)",
             path.display(),
             SEED.len()
         )

@@ -1,0 +1,260 @@
+//! Self-collision: every particle of a cloth that asks for it keeps at least a thickness away
+//! from every other such particle, except its mesh neighbours.
+//!
+//! A cloth with `self_collision` gives each of its particles a thickness `d` (m, `> 0`) and a
+//! friction coefficient `μ` (dimensionless, `≥ 0`). Two taking part, `i` and `j`, are in contact
+//! when `|x_i − x_j| < d_ij` with `d_ij = max(d_i, d_j)` and `μ_ij = max(μ_i, μ_j)`; particles of
+//! different cloths collide too. A pair of one cloth whose **rest** distance (in the initial
+//! positions, which are the rest shape) is already `≤ d` is excluded for good: mesh neighbours
+//! that would otherwise push each other apart at rest. The exclusions are stored per particle as
+//! sorted lists (compressed rows), found at build with a uniform grid of cell `d`.
+//!
+//! The solver (`weft-kernels/src/self_collide.rs`, and its twin in `weft-reference`) finds the
+//! contacts of each time step and projects them; see there.
+
+use std::collections::HashMap;
+
+use crate::error::{BuildError, Rule, widen};
+use crate::limits::RAISE_HINT;
+
+/// Field naming the switch in errors and scenes.
+pub const SWITCH_FIELD: &str = "self_collision";
+/// Field naming the thickness in errors and scenes.
+pub const THICKNESS_FIELD: &str = "self_thickness";
+/// Field naming the friction in errors and scenes.
+pub const FRICTION_FIELD: &str = "self_friction";
+
+/// Contacts are searched once per time step, after the prediction, among pairs closer than
+/// `SEARCH_SCALE × d_ij`: the margin covers the motion of the constraint iterations that follow.
+/// A pair that closes more than `(SEARCH_SCALE − 1)·d` in one step from outside the search can
+/// pass through; keep `|v|·h` below that with substeps.
+pub const SEARCH_SCALE: f32 = 1.5;
+
+/// Relaxation `ω` of the Jacobi contact projection: each particle moves by `ω/n ×` the sum of its
+/// `n` active contacts' corrections (constraint averaging). `1` never overshoots a single contact
+/// and makes the result independent of the order contacts are summed in, up to rounding; the
+/// solvers sum them in ascending partner order, so it is deterministic too.
+pub const RELAXATION: f32 = 1.0;
+
+/// Self-collision of one cloth, as a scene gives it.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct SelfCollisionDesc {
+    /// Distance in m (`> 0`) that two particles keep between their centres.
+    pub thickness: f32,
+    /// Friction coefficient between layers (dimensionless, `≥ 0`): a sliding contact loses up to
+    /// `μ ×` its penetration of tangential displacement per projection.
+    pub friction: f32,
+}
+
+/// The self-collision data of a whole model: per particle thickness and friction (`0` thickness:
+/// not taking part), the particles taking part, and each particle's excluded partners.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct SelfCollision {
+    thickness: Vec<f32>,
+    friction: Vec<f32>,
+    members: Vec<u32>,
+    /// `excluded[excluded_start[i]..excluded_start[i + 1]]`: particle `i`'s excluded partners,
+    /// ascending. `excluded_start` has one entry per particle plus one (or is empty).
+    excluded_start: Vec<u32>,
+    excluded: Vec<u32>,
+    max_thickness: f32,
+}
+
+impl SelfCollision {
+    /// True when no particle takes part.
+    pub fn is_empty(&self) -> bool {
+        self.members.is_empty()
+    }
+
+    /// Thickness of each particle in m (`0`: not taking part).
+    pub fn thickness(&self) -> &[f32] {
+        &self.thickness
+    }
+
+    /// Friction coefficient of each particle (dimensionless).
+    pub fn friction(&self) -> &[f32] {
+        &self.friction
+    }
+
+    /// The particles taking part, ascending.
+    pub fn members(&self) -> &[u32] {
+        &self.members
+    }
+
+    /// The largest thickness in m (`0` when empty).
+    pub fn max_thickness(&self) -> f32 {
+        self.max_thickness
+    }
+
+    /// Particle `i`'s excluded partners, ascending.
+    pub fn excluded(&self, i: usize) -> &[u32] {
+        match (self.excluded_start.get(i), self.excluded_start.get(i + 1)) {
+            (Some(&a), Some(&b)) => &self.excluded[a as usize..b as usize],
+            _ => &[],
+        }
+    }
+
+    /// Whether the pair `(i, j)` is excluded.
+    pub fn is_excluded(&self, i: usize, j: u32) -> bool {
+        self.excluded(i).binary_search(&j).is_ok()
+    }
+
+    /// Total excluded pairs, each counted from both ends.
+    pub fn excluded_len(&self) -> usize {
+        self.excluded.len()
+    }
+
+    /// Checks a cloth's self-collision and finds its excluded pairs; [`SelfCollision::commit`]
+    /// appends the result. `positions` are the cloth's (finite) rest positions in m, its particle
+    /// 0 becoming particle `self.thickness().len()` of the model; `err` makes an error at a field
+    /// of this cloth; `max_pairs` bounds the excluded pairs of the whole model.
+    pub(crate) fn prepare(
+        &self,
+        positions: &[[f32; 3]],
+        desc: Option<&SelfCollisionDesc>,
+        max_pairs: u64,
+        err: impl Fn(&'static str, Rule) -> BuildError,
+    ) -> Result<PendingCloth, BuildError> {
+        let n = positions.len();
+        let offset = self.thickness.len() as u32;
+        let Some(desc) = desc else {
+            return Ok(PendingCloth { n, desc: None, starts: Vec::new(), lists: Vec::new() });
+        };
+        let (d, mu) = (desc.thickness, desc.friction);
+        if !d.is_finite() {
+            return Err(err(THICKNESS_FIELD, Rule::NotFinite { value: d.to_string() }));
+        }
+        if d <= 0.0 {
+            return Err(err(THICKNESS_FIELD, Rule::NotPositive { value: widen(d) }));
+        }
+        if !mu.is_finite() {
+            return Err(err(FRICTION_FIELD, Rule::NotFinite { value: mu.to_string() }));
+        }
+        if mu < 0.0 {
+            return Err(err(FRICTION_FIELD, Rule::Negative { value: widen(mu) }));
+        }
+        // Rest neighbours within d, through a grid of cell d.
+        let cell = |p: [f32; 3]| p.map(|c| (c as f64 / d as f64).floor() as i64);
+        let mut grid: HashMap<[i64; 3], Vec<u32>> = HashMap::new();
+        for (i, &p) in positions.iter().enumerate() {
+            grid.entry(cell(p)).or_default().push(i as u32);
+        }
+        let limit = max_pairs.min(u32::MAX as u64);
+        let base = self.excluded.len() as u64;
+        let mut lists: Vec<u32> = Vec::new();
+        let mut starts: Vec<u32> = Vec::with_capacity(n);
+        let mut near: Vec<u32> = Vec::new();
+        for (i, &p) in positions.iter().enumerate() {
+            near.clear();
+            let c = cell(p);
+            for dx in -1..=1 {
+                for dy in -1..=1 {
+                    for dz in -1..=1 {
+                        let Some(v) = grid.get(&[c[0] + dx, c[1] + dy, c[2] + dz]) else { continue };
+                        for &j in v {
+                            if j as usize != i && crate::topology::distance(p, positions[j as usize]) <= d {
+                                near.push(j + offset);
+                            }
+                        }
+                    }
+                }
+            }
+            near.sort_unstable();
+            let total = base + lists.len() as u64 + near.len() as u64;
+            if total > limit {
+                return Err(err(
+                    THICKNESS_FIELD,
+                    Rule::TooLarge {
+                        what: "self-collision pairs excluded at rest (a thickness large for the mesh)",
+                        requested: total,
+                        limit,
+                        hint: RAISE_HINT,
+                    },
+                ));
+            }
+            lists.extend_from_slice(&near);
+            starts.push(total as u32);
+        }
+        Ok(PendingCloth { n, desc: Some(*desc), starts, lists })
+    }
+
+    /// Appends a cloth prepared by [`SelfCollision::prepare`] (with nothing appended since).
+    pub(crate) fn commit(&mut self, pending: PendingCloth) {
+        let PendingCloth { n, desc, starts, lists } = pending;
+        let offset = self.thickness.len() as u32;
+        if self.excluded_start.is_empty() {
+            self.excluded_start.push(0);
+        }
+        let Some(desc) = desc else {
+            self.thickness.extend(std::iter::repeat_n(0.0, n));
+            self.friction.extend(std::iter::repeat_n(0.0, n));
+            let end = *self.excluded_start.last().unwrap_or(&0);
+            self.excluded_start.extend(std::iter::repeat_n(end, n));
+            return;
+        };
+        self.excluded.extend(lists);
+        self.excluded_start.extend(starts);
+        self.thickness.extend(std::iter::repeat_n(desc.thickness, n));
+        self.friction.extend(std::iter::repeat_n(desc.friction, n));
+        self.members.extend(offset..offset + n as u32);
+        self.max_thickness = self.max_thickness.max(desc.thickness);
+    }
+}
+
+/// A cloth's self-collision, checked and with its exclusions found, not yet appended.
+#[derive(Debug)]
+pub(crate) struct PendingCloth {
+    n: usize,
+    desc: Option<SelfCollisionDesc>,
+    starts: Vec<u32>,
+    lists: Vec<u32>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::error::Location;
+
+    fn err(field: &'static str, rule: Rule) -> BuildError {
+        BuildError::new(Location::setting(field), rule)
+    }
+
+    #[test]
+    fn rest_neighbours_within_the_thickness_are_excluded() {
+        let mut s = SelfCollision::default();
+        let p = s.prepare(&[[0.0; 3]; 2], None, 100, err).unwrap();
+        s.commit(p);
+        let row: Vec<[f32; 3]> = (0..5).map(|i| [i as f32 * 0.1, 0.0, 0.0]).collect();
+        let desc = SelfCollisionDesc { thickness: 0.15, friction: 0.2 };
+        let p = s.prepare(&row, Some(&desc), 100, err).unwrap();
+        s.commit(p);
+        assert_eq!(s.members(), &[2, 3, 4, 5, 6]);
+        assert_eq!(s.excluded(0), &[] as &[u32]);
+        assert_eq!(s.excluded(2), &[3]);
+        assert_eq!(s.excluded(4), &[3, 5]);
+        assert!(s.is_excluded(6, 5) && !s.is_excluded(6, 4));
+        assert_eq!(s.thickness()[..3], [0.0, 0.0, 0.15]);
+        assert_eq!(s.max_thickness(), 0.15);
+        assert_eq!(s.excluded(7), &[] as &[u32], "past the end: empty, not a panic");
+    }
+
+    #[test]
+    fn bad_values_are_named() {
+        let s = SelfCollision::default();
+        let p = [[0.0; 3]];
+        for (d, mu, field) in [
+            (0.0, 0.0, THICKNESS_FIELD),
+            (-1.0, 0.0, THICKNESS_FIELD),
+            (f32::NAN, 0.0, THICKNESS_FIELD),
+            (0.1, -0.5, FRICTION_FIELD),
+            (0.1, f32::INFINITY, FRICTION_FIELD),
+        ] {
+            let e = s.prepare(&p, Some(&SelfCollisionDesc { thickness: d, friction: mu }), 10, err);
+            assert_eq!(e.unwrap_err().location.field, field);
+        }
+        // Too many exclusions for the limit.
+        let dense: Vec<[f32; 3]> = (0..10).map(|i| [i as f32 * 0.01, 0.0, 0.0]).collect();
+        let e = s.prepare(&dense, Some(&SelfCollisionDesc { thickness: 1.0, friction: 0.0 }), 10, err);
+        assert!(matches!(e.unwrap_err().rule, Rule::TooLarge { .. }));
+    }
+}

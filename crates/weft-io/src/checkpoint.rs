@@ -1,0 +1,358 @@
+//! Checkpoints: what a bake needs to go on after a crash, in one small binary file
+//! (`DIR/weft.checkpoint`).
+//!
+//! A bake writes its caches under temporary names (`NAME.pc2.partial`, see [`crate::cache`]). At
+//! a checkpoint it flushes and syncs them, then records here, atomically (written to
+//! `weft.checkpoint.partial`, synced, renamed): how many frames are done, the simulated time, the
+//! whole particle state (positions with inverse masses, previous positions and velocities, as
+//! the kernels store them), where each cache writer stands ([`CacheMark`]), and how long the
+//! statistics file is. `λ` is not recorded: XPBD resets it at the start of every time step. A
+//! bake resumed from it reopens the temporary files, cuts them back to the recorded lengths, puts
+//! the state back, and goes on: the same bytes as a bake that never stopped.
+//!
+//! A `fingerprint` ties the checkpoint to one bake (the model as built, the settings, the
+//! formats, the kernel and the weft build): the caller computes it and refuses a checkpoint whose
+//! fingerprint differs.
+//!
+//! # Format (version 1, little-endian)
+//!
+//! ```text
+//! magic "WEFTCKPT"   version u32 = 1   fingerprint u64   frame u32   time f64
+//! n u64   positions n × 4 f32   previous positions n × 4 f32   velocities n × 4 f32
+//! caches u32   per cache: samples u32, bytes u64, state length u64, state bytes
+//! stats bytes u64
+//! checksum u64: FNV-1a 64 of every byte before it
+//! ```
+//!
+//! The reader checks every count against the bytes that remain before it allocates, and the
+//! checksum, so a file cut short or damaged is a clean [`CheckpointError`], never a panic or a
+//! huge allocation.
+
+use std::fs::{self, File};
+use std::io::{self, Write};
+use std::path::{Path, PathBuf};
+
+use crate::cache::CacheMark;
+use crate::staged::{partial_path, with_path};
+
+/// File name of a bake's checkpoint in its output directory.
+pub const CHECKPOINT_FILE: &str = "weft.checkpoint";
+
+/// First bytes of a checkpoint file.
+const MAGIC: &[u8; 8] = b"WEFTCKPT";
+/// Format version.
+const VERSION: u32 = 1;
+/// Largest checkpoint read, in bytes (a model within the default limits is far below it).
+pub const MAX_CHECKPOINT_BYTES: u64 = 16 << 30;
+
+/// The state of a bake after `frame` frames.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Checkpoint {
+    /// Identifies the bake (see the module documentation).
+    pub fingerprint: u64,
+    /// Frames completed (and written to every cache).
+    pub frame: u32,
+    /// Simulated time in s.
+    pub time: f64,
+    /// `[x, y, z, w]`: positions in m and inverse masses in 1/kg.
+    pub positions: Vec<[f32; 4]>,
+    /// `[x, y, z, 0]`: positions at the start of the last time step, in m.
+    pub prev_positions: Vec<[f32; 4]>,
+    /// `[x, y, z, 0]`: velocities in m/s.
+    pub velocities: Vec<[f32; 4]>,
+    /// Where each cache writer stands, in the bake's order of caches.
+    pub caches: Vec<CacheMark>,
+    /// Length of the statistics file's temporary file, in bytes.
+    pub stats_bytes: u64,
+}
+
+/// Why a checkpoint cannot be used.
+#[derive(Debug, thiserror::Error)]
+pub enum CheckpointError {
+    /// The file could not be read.
+    #[error("{}: {source}", path.display())]
+    Read {
+        /// The file.
+        path: PathBuf,
+        /// The cause.
+        source: io::Error,
+    },
+    /// The bytes are not a checkpoint of this version, or are cut short or damaged.
+    #[error("not a usable weft checkpoint: {0}")]
+    Format(String),
+}
+
+/// FNV-1a, 64 bits: a small, fixed hash (the same on every machine and every run).
+#[derive(Debug, Clone, Copy)]
+pub struct Fnv64(u64);
+
+impl Default for Fnv64 {
+    fn default() -> Self {
+        Fnv64(0xcbf2_9ce4_8422_2325)
+    }
+}
+
+impl Fnv64 {
+    /// Mixes in `bytes`.
+    pub fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = (self.0 ^ b as u64).wrapping_mul(0x0000_0100_0000_01b3);
+        }
+    }
+
+    /// The hash so far.
+    pub fn finish(&self) -> u64 {
+        self.0
+    }
+}
+
+impl std::fmt::Write for Fnv64 {
+    fn write_str(&mut self, s: &str) -> std::fmt::Result {
+        self.write(s.as_bytes());
+        Ok(())
+    }
+}
+
+/// The bytes of `checkpoint` in the format above.
+pub fn encode(c: &Checkpoint) -> Vec<u8> {
+    let n = c.positions.len();
+    let mut b = Vec::with_capacity(64 + n * 48 + c.caches.iter().map(|m| 20 + m.state.len()).sum::<usize>());
+    b.extend_from_slice(MAGIC);
+    b.extend_from_slice(&VERSION.to_le_bytes());
+    b.extend_from_slice(&c.fingerprint.to_le_bytes());
+    b.extend_from_slice(&c.frame.to_le_bytes());
+    b.extend_from_slice(&c.time.to_le_bytes());
+    b.extend_from_slice(&(n as u64).to_le_bytes());
+    for records in [&c.positions, &c.prev_positions, &c.velocities] {
+        debug_assert_eq!(records.len(), n, "one record of each kind per particle");
+        for v in records.iter().flatten() {
+            b.extend_from_slice(&v.to_le_bytes());
+        }
+    }
+    b.extend_from_slice(&(c.caches.len() as u32).to_le_bytes());
+    for m in &c.caches {
+        b.extend_from_slice(&m.samples.to_le_bytes());
+        b.extend_from_slice(&m.bytes.to_le_bytes());
+        b.extend_from_slice(&(m.state.len() as u64).to_le_bytes());
+        b.extend_from_slice(&m.state);
+    }
+    b.extend_from_slice(&c.stats_bytes.to_le_bytes());
+    let mut h = Fnv64::default();
+    h.write(&b);
+    b.extend_from_slice(&h.finish().to_le_bytes());
+    b
+}
+
+/// Writes `checkpoint` to `path` atomically: to `path.partial`, synced, then renamed over `path`.
+pub fn write_checkpoint(path: &Path, checkpoint: &Checkpoint) -> io::Result<()> {
+    let temp = partial_path(path);
+    let mut file = File::create(&temp).map_err(|e| with_path(e, &temp))?;
+    file.write_all(&encode(checkpoint)).map_err(|e| with_path(e, &temp))?;
+    file.sync_all().map_err(|e| with_path(e, &temp))?;
+    drop(file);
+    fs::rename(&temp, path).map_err(|e| with_path(e, path))
+}
+
+/// Reads and checks the checkpoint at `path` (refusing files over [`MAX_CHECKPOINT_BYTES`]
+/// before reading them).
+pub fn read_checkpoint(path: &Path) -> Result<Checkpoint, CheckpointError> {
+    let read = |source| CheckpointError::Read { path: path.to_path_buf(), source };
+    let len = fs::metadata(path).map_err(read)?.len();
+    if len > MAX_CHECKPOINT_BYTES {
+        return Err(CheckpointError::Format(format!(
+            "{len} bytes, more than the {MAX_CHECKPOINT_BYTES} a checkpoint may have"
+        )));
+    }
+    decode(&fs::read(path).map_err(read)?)
+}
+
+/// A cursor over the bytes being decoded.
+struct Reader<'a> {
+    bytes: &'a [u8],
+    at: usize,
+}
+
+impl<'a> Reader<'a> {
+    fn take(&mut self, n: usize, what: &str) -> Result<&'a [u8], CheckpointError> {
+        let rest = self.bytes.len() - self.at;
+        if n > rest {
+            return Err(CheckpointError::Format(format!(
+                "cut short: {what} needs {n} bytes at byte {}, {rest} remain",
+                self.at
+            )));
+        }
+        let s = &self.bytes[self.at..self.at + n];
+        self.at += n;
+        Ok(s)
+    }
+
+    fn array<const N: usize>(&mut self, what: &str) -> Result<[u8; N], CheckpointError> {
+        let mut a = [0u8; N];
+        a.copy_from_slice(self.take(N, what)?);
+        Ok(a)
+    }
+
+    fn u32(&mut self, what: &str) -> Result<u32, CheckpointError> {
+        self.array(what).map(u32::from_le_bytes)
+    }
+
+    fn u64(&mut self, what: &str) -> Result<u64, CheckpointError> {
+        self.array(what).map(u64::from_le_bytes)
+    }
+
+    /// A count of items of `size` bytes each that must fit in what remains.
+    fn count(&mut self, size: u64, what: &str) -> Result<usize, CheckpointError> {
+        let n = self.u64(what)?;
+        let rest = (self.bytes.len() - self.at) as u64;
+        if n.checked_mul(size).is_none_or(|total| total > rest) {
+            return Err(CheckpointError::Format(format!(
+                "{what}: {n} does not fit the {rest} bytes that remain"
+            )));
+        }
+        Ok(n as usize)
+    }
+
+    fn records(&mut self, n: usize, what: &str) -> Result<Vec<[f32; 4]>, CheckpointError> {
+        let bytes = self.take(n * 16, what)?;
+        Ok(bytes
+            .chunks_exact(16)
+            .map(|r| {
+                std::array::from_fn(|k| {
+                    f32::from_le_bytes([r[4 * k], r[4 * k + 1], r[4 * k + 2], r[4 * k + 3]])
+                })
+            })
+            .collect())
+    }
+}
+
+/// Decodes and checks checkpoint bytes.
+pub fn decode(bytes: &[u8]) -> Result<Checkpoint, CheckpointError> {
+    let format = |m: String| CheckpointError::Format(m);
+    if bytes.len() < MAGIC.len() + 8 || &bytes[..MAGIC.len()] != MAGIC {
+        return Err(format("it does not start with \"WEFTCKPT\"".into()));
+    }
+    let (body, sum) = bytes.split_at(bytes.len() - 8);
+    let mut h = Fnv64::default();
+    h.write(body);
+    if h.finish().to_le_bytes() != sum {
+        return Err(format("its checksum does not match (the file is damaged or cut short)".into()));
+    }
+    let mut r = Reader { bytes: body, at: MAGIC.len() };
+    let version = r.u32("the version")?;
+    if version != VERSION {
+        return Err(format(format!("version {version}; this weft reads version {VERSION}")));
+    }
+    let fingerprint = r.u64("the fingerprint")?;
+    let frame = r.u32("the frame")?;
+    let time = f64::from_le_bytes(r.array("the time")?);
+    if !time.is_finite() || time < 0.0 {
+        return Err(format(format!("time {time} s is not a finite time ≥ 0")));
+    }
+    let n = r.count(48, "the particle count")?;
+    let positions = r.records(n, "the positions")?;
+    let prev_positions = r.records(n, "the previous positions")?;
+    let velocities = r.records(n, "the velocities")?;
+    if let Some(i) = [&positions, &prev_positions, &velocities]
+        .iter()
+        .flat_map(|v| v.iter().enumerate())
+        .find_map(|(i, p)| p.iter().any(|c| !c.is_finite()).then_some(i))
+    {
+        return Err(format(format!("particle {i} is not finite")));
+    }
+    let caches = r.u32("the cache count")? as usize;
+    // Each cache takes at least 20 bytes: bounds the allocation by the file's length.
+    if caches as u64 * 20 > (body.len() - r.at) as u64 {
+        return Err(format(format!("{caches} caches do not fit the bytes that remain")));
+    }
+    let mut marks = Vec::with_capacity(caches);
+    for _ in 0..caches {
+        let samples = r.u32("a cache's samples")?;
+        let bytes = r.u64("a cache's length")?;
+        let len = r.count(1, "a cache's state length")?;
+        let state = r.take(len, "a cache's state")?.to_vec();
+        marks.push(CacheMark { samples, bytes, state });
+    }
+    let stats_bytes = r.u64("the statistics length")?;
+    if r.at != body.len() {
+        return Err(format(format!("{} bytes left over after the statistics length", body.len() - r.at)));
+    }
+    Ok(Checkpoint {
+        fingerprint,
+        frame,
+        time,
+        positions,
+        prev_positions,
+        velocities,
+        caches: marks,
+        stats_bytes,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sample() -> Checkpoint {
+        Checkpoint {
+            fingerprint: 0x1234_5678_9abc_def0,
+            frame: 7,
+            time: 0.7,
+            positions: vec![[1.0, 2.0, 3.0, 0.5], [4.0, 5.0, 6.0, 0.0]],
+            prev_positions: vec![[1.0, 2.0, 2.9, 0.0], [4.0, 5.0, 6.0, 0.0]],
+            velocities: vec![[0.0, 0.0, 1.0, 0.0], [0.0; 4]],
+            caches: vec![
+                CacheMark { samples: 8, bytes: 32 + 8 * 24, state: Vec::new() },
+                CacheMark { samples: 8, bytes: 999, state: vec![7; 8 * 24] },
+            ],
+            stats_bytes: 321,
+        }
+    }
+
+    #[test]
+    fn round_trip_through_a_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join(CHECKPOINT_FILE);
+        write_checkpoint(&path, &sample()).unwrap();
+        assert_eq!(read_checkpoint(&path).unwrap(), sample());
+        assert!(!partial_path(&path).exists(), "the temporary file was renamed");
+    }
+
+    #[test]
+    fn every_truncation_and_every_flipped_byte_is_a_clean_error() {
+        let bytes = encode(&sample());
+        for len in 0..bytes.len() {
+            assert!(decode(&bytes[..len]).is_err(), "cut to {len} bytes");
+        }
+        for i in 0..bytes.len() {
+            let mut b = bytes.clone();
+            b[i] ^= 0x10;
+            assert!(decode(&b).is_err(), "byte {i} flipped");
+        }
+    }
+
+    #[test]
+    fn huge_counts_fail_before_allocating() {
+        // A valid checksum over a body whose particle count claims 2^60 particles.
+        let mut body = encode(&Checkpoint::default());
+        body.truncate(body.len() - 8);
+        let n_at = MAGIC.len() + 4 + 8 + 4 + 8;
+        body[n_at..n_at + 8].copy_from_slice(&(1u64 << 60).to_le_bytes());
+        let mut h = Fnv64::default();
+        h.write(&body);
+        body.extend_from_slice(&h.finish().to_le_bytes());
+        let e = decode(&body).unwrap_err().to_string();
+        assert!(e.contains("the particle count"), "{e}");
+    }
+
+    #[test]
+    fn fnv_is_the_published_function() {
+        // FNV-1a 64 test vectors.
+        let mut h = Fnv64::default();
+        assert_eq!(h.finish(), 0xcbf2_9ce4_8422_2325);
+        h.write(b"a");
+        assert_eq!(h.finish(), 0xaf63_dc4c_8601_ec8c);
+        let mut h = Fnv64::default();
+        h.write(b"foobar");
+        assert_eq!(h.finish(), 0x8594_4171_f739_67e8);
+    }
+}

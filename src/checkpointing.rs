@@ -1,0 +1,172 @@
+//! Checkpoints of a bake, and resuming from one (the file format is [`weft_io::checkpoint`]).
+//!
+//! A bake writes a checkpoint after a frame when its [`CheckpointPolicy`] says so: it flushes and
+//! syncs every cache's temporary file and the statistics, then records the particle state and
+//! where each file stands in `DIR/weft.checkpoint` (atomically). `weft bake --resume` reads it
+//! back: if it belongs to this very bake (same [`fingerprint`]), the temporary files are reopened
+//! and cut back to the recorded lengths, the state is put back, and the bake goes on from the
+//! next frame. Because a bake is deterministic, a resumed bake writes the same bytes as one that
+//! never stopped (`tests/resume.rs`). The checkpoint is removed once the bake has published its
+//! files.
+
+use std::fmt::Write as _;
+use std::time::{Duration, Instant};
+
+use weft_core::Model;
+use weft_io::CacheFormat;
+use weft_io::checkpoint::{Checkpoint, Fnv64};
+use weft_kernels::KernelPath;
+
+/// When a bake writes checkpoints.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum CheckpointPolicy {
+    /// Never.
+    Never,
+    /// After every `n`-th frame (`n ≥ 1`).
+    EveryFrames(u32),
+    /// After the first frame that ends at least this long after the previous checkpoint (or the
+    /// start). When is a matter of wall time, but what is written never depends on it.
+    Every(Duration),
+}
+
+impl Default for CheckpointPolicy {
+    /// Every 30 s of baking: a crash costs at most about that much work.
+    fn default() -> Self {
+        CheckpointPolicy::Every(Duration::from_secs(30))
+    }
+}
+
+/// Decides, frame by frame, whether to write a checkpoint.
+#[derive(Debug)]
+pub(crate) struct Schedule {
+    policy: CheckpointPolicy,
+    last: Instant,
+}
+
+impl Schedule {
+    pub(crate) fn new(policy: CheckpointPolicy) -> Self {
+        Schedule { policy, last: Instant::now() }
+    }
+
+    /// Whether to write a checkpoint after `frame` (not after the last one: the bake is about to
+    /// publish its files).
+    pub(crate) fn due(&mut self, frame: u32, last_frame: u32) -> bool {
+        if frame >= last_frame {
+            return false;
+        }
+        let due = match self.policy {
+            CheckpointPolicy::Never => false,
+            CheckpointPolicy::EveryFrames(n) => frame.is_multiple_of(n.max(1)),
+            CheckpointPolicy::Every(period) => self.last.elapsed() >= period,
+        };
+        if due {
+            self.last = Instant::now();
+        }
+        due
+    }
+}
+
+/// Identifies a bake: the model as built (its every field, through its `Debug` form, streamed
+/// into a hash), the formats, the kernel and the weft build (version and SIMD level, since the
+/// bits of a bake are promised per build). Two bakes with the same fingerprint write the same
+/// bytes.
+pub fn fingerprint(model: &Model, formats: &[CacheFormat], kernel: KernelPath) -> u64 {
+    let mut h = Fnv64::default();
+    let _ = write!(
+        h,
+        "weft {} | {} | {kernel:?} | {formats:?} | {model:?}",
+        env!("CARGO_PKG_VERSION"),
+        weft_kernels::simd_level()
+    );
+    h.finish()
+}
+
+/// The model's state now, for a checkpoint after `frame` (the cache marks and the statistics
+/// length are filled in by the caller).
+pub(crate) fn capture(model: &Model, fingerprint: u64, frame: u32) -> Checkpoint {
+    let p = model.particles();
+    Checkpoint {
+        fingerprint,
+        frame,
+        time: model.time(),
+        positions: p.positions().to_vec(),
+        prev_positions: p.prev_positions().to_vec(),
+        velocities: p.velocities().to_vec(),
+        caches: Vec::new(),
+        stats_bytes: 0,
+    }
+}
+
+/// Why `checkpoint` cannot continue this bake, if it cannot.
+pub(crate) fn unusable(
+    checkpoint: &Checkpoint,
+    model: &Model,
+    fingerprint: u64,
+    caches: usize,
+) -> Option<String> {
+    let frames = model.settings().frames;
+    if checkpoint.fingerprint != fingerprint {
+        return Some("it belongs to another scene, weft build, kernel or set of formats".into());
+    }
+    if checkpoint.positions.len() != model.particles().len() {
+        return Some(format!(
+            "it holds {} particles, the scene has {}",
+            checkpoint.positions.len(),
+            model.particles().len()
+        ));
+    }
+    if checkpoint.caches.len() != caches {
+        return Some(format!("it records {} caches, this bake writes {caches}", checkpoint.caches.len()));
+    }
+    if checkpoint.frame == 0 || checkpoint.frame >= frames {
+        return Some(format!("it is at frame {} of {frames}", checkpoint.frame));
+    }
+    if let Some(i) =
+        checkpoint.positions.iter().zip(model.particles().inv_mass()).position(|(p, w)| p[3] != *w)
+    {
+        return Some(format!("particle {i} has another mass"));
+    }
+    None
+}
+
+/// Puts the particle state and the time of `checkpoint` back into `model`.
+pub(crate) fn restore(model: &mut Model, checkpoint: &Checkpoint) {
+    let parts = model.parts_mut();
+    parts.particles.positions.copy_from_slice(&checkpoint.positions);
+    parts.particles.prev_positions.copy_from_slice(&checkpoint.prev_positions);
+    parts.particles.velocities.copy_from_slice(&checkpoint.velocities);
+    *parts.time = checkpoint.time;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn schedules() {
+        let mut every_3 = Schedule::new(CheckpointPolicy::EveryFrames(3));
+        let due: Vec<u32> = (1..=10).filter(|&f| every_3.due(f, 10)).collect();
+        assert_eq!(due, [3, 6, 9]);
+        let mut never = Schedule::new(CheckpointPolicy::Never);
+        assert!((1..=10).all(|f| !never.due(f, 10)));
+        let mut always = Schedule::new(CheckpointPolicy::Every(Duration::ZERO));
+        assert_eq!((1..=4).filter(|&f| always.due(f, 4)).count(), 3, "never after the last frame");
+    }
+
+    #[test]
+    fn fingerprints_are_stable_and_tell_bakes_apart() {
+        let a = crate::bench::hanging_grid(6).unwrap();
+        let b = crate::bench::hanging_grid(6).unwrap();
+        let pc2 = [CacheFormat::Pc2];
+        // Built twice, the same model has the same fingerprint (nothing in it hashes by address
+        // or by a randomly seeded map).
+        assert_eq!(fingerprint(&a, &pc2, KernelPath::Simd), fingerprint(&b, &pc2, KernelPath::Simd));
+        assert_ne!(fingerprint(&a, &pc2, KernelPath::Simd), fingerprint(&a, &pc2, KernelPath::Scalar));
+        assert_ne!(
+            fingerprint(&a, &pc2, KernelPath::Simd),
+            fingerprint(&a, &[CacheFormat::Pc2, CacheFormat::Usd], KernelPath::Simd)
+        );
+        let c = crate::bench::hanging_grid(7).unwrap();
+        assert_ne!(fingerprint(&a, &pc2, KernelPath::Simd), fingerprint(&c, &pc2, KernelPath::Simd));
+    }
+}

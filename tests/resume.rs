@@ -1,0 +1,138 @@
+//! Promise: a bake that crashes after a checkpoint and is run again with `--resume` writes the
+//! same bytes as a bake that never stopped (PC2, USD, OBJ sequence and `stats.csv`), whatever the
+//! thread counts of the two runs; the crashed run leaves no file that looks complete; and a
+//! checkpoint that does not belong to the bake (another scene, a damaged file, none at all) is
+//! never used: the bake starts from frame 0, says why, and still writes the right bytes.
+
+use std::collections::BTreeMap;
+use std::ffi::OsStr;
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+const WEFT: &str = env!("CARGO_BIN_EXE_weft");
+
+fn weft<S: AsRef<OsStr>>(args: impl IntoIterator<Item = S>) -> Output {
+    Command::new(WEFT).args(args).output().expect("weft runs")
+}
+
+fn weft_ok<S: AsRef<OsStr>>(args: impl IntoIterator<Item = S>) -> String {
+    let output = weft(args);
+    let stderr = String::from_utf8_lossy(&output.stderr).into_owned();
+    assert!(output.status.success(), "weft failed: {stderr}");
+    stderr
+}
+
+/// Every file of `dir` by name, with its bytes.
+fn contents(dir: &Path) -> BTreeMap<String, Vec<u8>> {
+    fs::read_dir(dir)
+        .unwrap()
+        .map(|e| {
+            let e = e.unwrap();
+            (e.file_name().to_string_lossy().into_owned(), fs::read(e.path()).unwrap())
+        })
+        .collect()
+}
+
+/// The garment example cut to 12 frames (bending, tethers, shear, warp/weft, wind: every kind of
+/// state a checkpoint must carry), written next to a copy of its mesh; `edit` changes the text.
+fn scene(dir: &Path, edit: impl Fn(String) -> String) -> PathBuf {
+    let examples = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples");
+    fs::copy(examples.join("garment.obj"), dir.join("garment.obj")).unwrap();
+    let text = fs::read_to_string(examples.join("garment.toml")).unwrap();
+    assert!(text.contains("frames = 60 "), "the example's frame count changed");
+    let path = dir.join("garment.toml");
+    fs::write(&path, edit(text.replace("frames = 60 ", "frames = 12 "))).unwrap();
+    path
+}
+
+fn bake_args<'a>(scene: &'a Path, out: &'a Path, extra: &[&'a str]) -> Vec<&'a OsStr> {
+    let mut args: Vec<&OsStr> = vec!["bake".as_ref(), scene.as_ref(), "--out".as_ref(), out.as_ref()];
+    args.extend(["--format", "pc2,usd,obj"].iter().map(OsStr::new));
+    args.extend(extra.iter().map(|s| OsStr::new(*s)));
+    args
+}
+
+/// Runs a bake that aborts right after the checkpoint of `frame` and checks what it leaves.
+fn crash_after(scene: &Path, out: &Path, frame: u32, threads: &str) {
+    let at = frame.to_string();
+    let args =
+        bake_args(scene, out, &["--checkpoint-every", "4", "--crash-after-checkpoint", &at, "-j", threads]);
+    let output = weft(args);
+    assert!(!output.status.success(), "the run was to crash");
+    let left = contents(out);
+    assert!(left.contains_key("weft.checkpoint"), "{:?}", left.keys());
+    for name in left.keys().filter(|n| *n != "weft.checkpoint") {
+        assert!(name.ends_with(".partial"), "{name} looks complete after a crash");
+    }
+}
+
+#[test]
+fn a_resumed_bake_writes_the_same_bytes_as_one_that_never_stopped() {
+    let dir = tempfile::tempdir().unwrap();
+    let scene = scene(dir.path(), |t| t);
+    let whole = dir.path().join("whole");
+    weft_ok(bake_args(&scene, &whole, &["-j", "2"]));
+    let expected = contents(&whole);
+    assert!(expected.contains_key("tshirt.pc2") && expected.contains_key("tshirt.0012.obj"));
+    assert!(!expected.contains_key("weft.checkpoint"), "a finished bake leaves no checkpoint");
+
+    for (crash_threads, resume_threads) in [("1", "2"), ("2", "1")] {
+        let out = dir.path().join(format!("resumed-{crash_threads}-{resume_threads}"));
+        crash_after(&scene, &out, 8, crash_threads);
+        let stderr =
+            weft_ok(bake_args(&scene, &out, &["--resume", "--checkpoint-every", "4", "-j", resume_threads]));
+        assert!(stderr.contains("resumed from the checkpoint after frame 8"), "{stderr}");
+        assert!(!stderr.contains("not resumed"), "{stderr}");
+        assert!(contents(&out) == expected, "the resumed bake differs from the whole one");
+    }
+}
+
+#[test]
+fn a_checkpoint_of_another_bake_is_not_used() {
+    let dir = tempfile::tempdir().unwrap();
+    let original = scene(dir.path(), |t| t);
+    let out = dir.path().join("out");
+    crash_after(&original, &out, 4, "2");
+
+    // The scene changes after the crash: the checkpoint is another bake's.
+    let windy = |t: String| t.replace("velocity = [0.0, 0.0, -2.0]", "velocity = [0.0, 0.0, -3.0]");
+    let changed = scene(dir.path(), windy);
+    let whole = dir.path().join("whole");
+    weft_ok(bake_args(&changed, &whole, &[]));
+    let stderr = weft_ok(bake_args(&changed, &out, &["--resume"]));
+    assert!(stderr.contains("not resumed: ") && stderr.contains("another scene"), "{stderr}");
+    assert!(!stderr.contains("resumed from"), "{stderr}");
+    assert!(contents(&out) == contents(&whole), "a fresh bake of the changed scene");
+
+    // No checkpoint at all (the finished bake removed it).
+    let stderr = weft_ok(bake_args(&changed, &out, &["--resume"]));
+    assert!(stderr.contains("not resumed: no checkpoint in"), "{stderr}");
+    assert!(contents(&out) == contents(&whole));
+}
+
+#[test]
+fn a_damaged_checkpoint_or_missing_partial_files_start_over() {
+    let dir = tempfile::tempdir().unwrap();
+    let scene = scene(dir.path(), |t| t);
+    let whole = dir.path().join("whole");
+    weft_ok(bake_args(&scene, &whole, &[]));
+
+    // Cut short.
+    let out = dir.path().join("cut");
+    crash_after(&scene, &out, 4, "2");
+    let checkpoint = out.join("weft.checkpoint");
+    let bytes = fs::read(&checkpoint).unwrap();
+    fs::write(&checkpoint, &bytes[..bytes.len() / 2]).unwrap();
+    let stderr = weft_ok(bake_args(&scene, &out, &["--resume"]));
+    assert!(stderr.contains("not a usable weft checkpoint"), "{stderr}");
+    assert!(contents(&out) == contents(&whole));
+
+    // A temporary cache file gone (someone cleaned up the folder).
+    let out = dir.path().join("cleaned");
+    crash_after(&scene, &out, 8, "2");
+    fs::remove_file(out.join("tshirt.usda.partial")).unwrap();
+    let stderr = weft_ok(bake_args(&scene, &out, &["--resume"]));
+    assert!(stderr.contains("not resumed: usd cache of cloth 'tshirt'"), "{stderr}");
+    assert!(contents(&out) == contents(&whole));
+}
