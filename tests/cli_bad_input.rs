@@ -3,12 +3,13 @@
 //! has one) and the rule, never a panic — and leaves no file at all in the output directory.
 //! Usage errors keep clap's exit status 2.
 
+mod support;
+
 use std::ffi::{OsStr, OsString};
 use std::fs;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
 
-const WEFT: &str = env!("CARGO_BIN_EXE_weft");
+use support::weft;
 
 /// The seed's worked example plus a third particle (for triangles).
 const SEED: &str = r#"[simulation]
@@ -310,15 +311,6 @@ fn files_under(dir: &Path) -> Vec<PathBuf> {
         }
     }
     out
-}
-
-fn weft<S: AsRef<OsStr>>(args: impl IntoIterator<Item = S>) -> Output {
-    Command::new(WEFT)
-        .args(args)
-        .env_remove("RUST_BACKTRACE")
-        .env_remove("RUST_LIB_BACKTRACE")
-        .output()
-        .expect("weft runs")
 }
 
 /// Runs one case; returns what is wrong with the outcome, if anything.

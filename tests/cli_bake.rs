@@ -3,40 +3,17 @@
 //! `weft --version` say what they should; and a bake replaces an old cache only with a complete
 //! one.
 
-use std::collections::BTreeMap;
+mod support;
+
 use std::ffi::OsStr;
 use std::fs;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
 
+use support::{contents, weft, weft_ok};
 use weft::io::read_pc2;
-
-const WEFT: &str = env!("CARGO_BIN_EXE_weft");
 
 fn example(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("examples").join(name)
-}
-
-fn weft<S: AsRef<OsStr>>(args: impl IntoIterator<Item = S>) -> Output {
-    Command::new(WEFT).args(args).output().expect("weft runs")
-}
-
-/// Runs weft and insists that it succeeds.
-fn weft_ok<S: AsRef<OsStr>>(args: impl IntoIterator<Item = S>) -> Output {
-    let output = weft(args);
-    assert!(output.status.success(), "weft failed: {}", String::from_utf8_lossy(&output.stderr));
-    output
-}
-
-/// Every file of `dir` by name, with its bytes.
-fn contents(dir: &Path) -> BTreeMap<String, Vec<u8>> {
-    fs::read_dir(dir)
-        .unwrap()
-        .map(|e| {
-            let e = e.unwrap();
-            (e.file_name().to_string_lossy().into_owned(), fs::read(e.path()).unwrap())
-        })
-        .collect()
 }
 
 #[test]

@@ -3,12 +3,14 @@
 //! with animated colliders writes the same bytes for 1 and 2 threads and for either kernel; and
 //! the shipped collider scenes bake with no particle deep in a collider, saying so in the summary.
 
+mod support;
+
 use std::ffi::OsStr;
 use std::fs;
 use std::path::Path;
-use std::process::{Command, Output};
+use std::process::Output;
 
-const WEFT: &str = env!("CARGO_BIN_EXE_weft");
+use support::weft;
 
 /// A small cloth over a floor and a keyframed box (the box is the last key table).
 const BASE: &str = r#"[simulation]
@@ -41,15 +43,6 @@ keys = [
   { time = 0.2, position = [0.0, 0.15, 0.3], rotation = [0.0, 0.3826834, 0.0, 0.9238795] },
 ]
 "#;
-
-fn weft<S: AsRef<OsStr>>(args: impl IntoIterator<Item = S>) -> Output {
-    Command::new(WEFT)
-        .args(args)
-        .env_remove("RUST_BACKTRACE")
-        .env_remove("RUST_LIB_BACKTRACE")
-        .output()
-        .expect("weft runs")
-}
 
 /// `BASE` with `from` replaced by `to` (which must be there).
 fn with(from: &str, to: &str) -> String {

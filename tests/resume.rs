@@ -4,34 +4,17 @@
 //! checkpoint that does not belong to the bake (another scene, a damaged file, none at all) is
 //! never used: the bake starts from frame 0, says why, and still writes the right bytes.
 
-use std::collections::BTreeMap;
+mod support;
+
 use std::ffi::OsStr;
 use std::fs;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
 
-const WEFT: &str = env!("CARGO_BIN_EXE_weft");
+use support::{contents, weft, weft_ok};
 
-fn weft<S: AsRef<OsStr>>(args: impl IntoIterator<Item = S>) -> Output {
-    Command::new(WEFT).args(args).output().expect("weft runs")
-}
-
-fn weft_ok<S: AsRef<OsStr>>(args: impl IntoIterator<Item = S>) -> String {
-    let output = weft(args);
-    let stderr = String::from_utf8_lossy(&output.stderr).into_owned();
-    assert!(output.status.success(), "weft failed: {stderr}");
-    stderr
-}
-
-/// Every file of `dir` by name, with its bytes.
-fn contents(dir: &Path) -> BTreeMap<String, Vec<u8>> {
-    fs::read_dir(dir)
-        .unwrap()
-        .map(|e| {
-            let e = e.unwrap();
-            (e.file_name().to_string_lossy().into_owned(), fs::read(e.path()).unwrap())
-        })
-        .collect()
+/// Runs a bake that must succeed; returns what it said on stderr.
+fn bake_ok(args: Vec<&OsStr>) -> String {
+    String::from_utf8_lossy(&weft_ok(args).stderr).into_owned()
 }
 
 /// The garment example cut to 12 frames (bending, tethers, shear, warp/weft, wind: every kind of
@@ -72,7 +55,7 @@ fn a_resumed_bake_writes_the_same_bytes_as_one_that_never_stopped() {
     let dir = tempfile::tempdir().unwrap();
     let scene = scene(dir.path(), |t| t);
     let whole = dir.path().join("whole");
-    weft_ok(bake_args(&scene, &whole, &["-j", "2"]));
+    bake_ok(bake_args(&scene, &whole, &["-j", "2"]));
     let expected = contents(&whole);
     assert!(expected.contains_key("tshirt.pc2") && expected.contains_key("tshirt.0012.obj"));
     assert!(!expected.contains_key("weft.checkpoint"), "a finished bake leaves no checkpoint");
@@ -81,7 +64,7 @@ fn a_resumed_bake_writes_the_same_bytes_as_one_that_never_stopped() {
         let out = dir.path().join(format!("resumed-{crash_threads}-{resume_threads}"));
         crash_after(&scene, &out, 8, crash_threads);
         let stderr =
-            weft_ok(bake_args(&scene, &out, &["--resume", "--checkpoint-every", "4", "-j", resume_threads]));
+            bake_ok(bake_args(&scene, &out, &["--resume", "--checkpoint-every", "4", "-j", resume_threads]));
         assert!(stderr.contains("resumed from the checkpoint after frame 8"), "{stderr}");
         assert!(!stderr.contains("not resumed"), "{stderr}");
         assert!(contents(&out) == expected, "the resumed bake differs from the whole one");
@@ -99,14 +82,14 @@ fn a_checkpoint_of_another_bake_is_not_used() {
     let windy = |t: String| t.replace("velocity = [0.0, 0.0, -2.0]", "velocity = [0.0, 0.0, -3.0]");
     let changed = scene(dir.path(), windy);
     let whole = dir.path().join("whole");
-    weft_ok(bake_args(&changed, &whole, &[]));
-    let stderr = weft_ok(bake_args(&changed, &out, &["--resume"]));
+    bake_ok(bake_args(&changed, &whole, &[]));
+    let stderr = bake_ok(bake_args(&changed, &out, &["--resume"]));
     assert!(stderr.contains("not resumed: ") && stderr.contains("another scene"), "{stderr}");
     assert!(!stderr.contains("resumed from"), "{stderr}");
     assert!(contents(&out) == contents(&whole), "a fresh bake of the changed scene");
 
     // No checkpoint at all (the finished bake removed it).
-    let stderr = weft_ok(bake_args(&changed, &out, &["--resume"]));
+    let stderr = bake_ok(bake_args(&changed, &out, &["--resume"]));
     assert!(stderr.contains("not resumed: no checkpoint in"), "{stderr}");
     assert!(contents(&out) == contents(&whole));
 }
@@ -116,7 +99,7 @@ fn a_damaged_checkpoint_or_missing_partial_files_start_over() {
     let dir = tempfile::tempdir().unwrap();
     let scene = scene(dir.path(), |t| t);
     let whole = dir.path().join("whole");
-    weft_ok(bake_args(&scene, &whole, &[]));
+    bake_ok(bake_args(&scene, &whole, &[]));
 
     // Cut short.
     let out = dir.path().join("cut");
@@ -124,7 +107,7 @@ fn a_damaged_checkpoint_or_missing_partial_files_start_over() {
     let checkpoint = out.join("weft.checkpoint");
     let bytes = fs::read(&checkpoint).unwrap();
     fs::write(&checkpoint, &bytes[..bytes.len() / 2]).unwrap();
-    let stderr = weft_ok(bake_args(&scene, &out, &["--resume"]));
+    let stderr = bake_ok(bake_args(&scene, &out, &["--resume"]));
     assert!(stderr.contains("not a usable weft checkpoint"), "{stderr}");
     assert!(contents(&out) == contents(&whole));
 
@@ -132,7 +115,7 @@ fn a_damaged_checkpoint_or_missing_partial_files_start_over() {
     let out = dir.path().join("cleaned");
     crash_after(&scene, &out, 8, "2");
     fs::remove_file(out.join("tshirt.usda.partial")).unwrap();
-    let stderr = weft_ok(bake_args(&scene, &out, &["--resume"]));
+    let stderr = bake_ok(bake_args(&scene, &out, &["--resume"]));
     assert!(stderr.contains("not resumed: usd cache of cloth 'tshirt'"), "{stderr}");
     assert!(contents(&out) == contents(&whole));
 }

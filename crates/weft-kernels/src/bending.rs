@@ -33,10 +33,10 @@ use wide::f32x8;
 use crate::KernelPath;
 use crate::lane::{Real, SIMD_WIDTH, V3, add3, dot3, scale3, sub3};
 use crate::records::{BatchGroup, Record, gather8};
-use crate::schedule::{Access, BatchKernel, CHUNK_BATCHES, solve_plan};
+use crate::schedule::{Access, BatchKernel, CHUNK_BATCHES, solve_plan, sweep_in_team};
 use crate::shared::SharedSlice;
 use crate::stats::Residual;
-use crate::team::{self, Team};
+use crate::team::Team;
 
 /// `tan(π/8)`: above it, [`atan2`] reduces its argument by `π/4`.
 const TAN_PI_8: f32 = 0.414_213_57;
@@ -301,12 +301,9 @@ pub fn solve(
     sweeps: usize,
 ) -> u64 {
     assert_eq!(positions.len(), lanes.particle_count(), "positions belong to another model");
-    let (lambdas, records) = (SharedSlice::new(lambda), SharedSlice::new(positions));
-    team::run(|team| {
-        (0..sweeps).map(|_| solve_phases(team, lanes, lambdas, records, prev, step, path)).sum::<u64>()
+    sweep_in_team(lambda, positions, sweeps, |team, lambdas, records| {
+        solve_phases(team, lanes, lambdas, records, prev, step, path)
     })
-    .iter()
-    .sum()
 }
 
 /// One sweep as phases of a team that every thread calls; returns this thread's degenerate

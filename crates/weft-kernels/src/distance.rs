@@ -31,9 +31,9 @@ use crate::KernelPath;
 use crate::lane::{Real, SIMD_WIDTH, V3, dot3, sub3};
 use crate::records::BatchGroup;
 use crate::records::{Record, gather8};
-use crate::schedule::{Access, BatchKernel, CHUNK_BATCHES, solve_plan};
+use crate::schedule::{Access, BatchKernel, CHUNK_BATCHES, solve_plan, sweep_in_team};
 use crate::shared::SharedSlice;
-use crate::team::{self, Team};
+use crate::team::Team;
 
 /// Constraint damping inputs of one projection.
 #[derive(Clone, Copy, Debug)]
@@ -222,12 +222,9 @@ pub fn solve(
     sweeps: usize,
 ) -> u64 {
     assert_eq!(positions.len(), lanes.particle_count(), "positions belong to another model");
-    let (lambdas, records) = (SharedSlice::new(lambda), SharedSlice::new(positions));
-    team::run(|team| {
-        (0..sweeps).map(|_| solve_phases(team, lanes, lambdas, records, prev, step, path)).sum::<u64>()
+    sweep_in_team(lambda, positions, sweeps, |team, lambdas, records| {
+        solve_phases(team, lanes, lambdas, records, prev, step, path)
     })
-    .iter()
-    .sum()
 }
 
 /// One sweep of [`solve`] as phases of a team that every thread calls; returns this thread's

@@ -147,6 +147,21 @@ impl Stage<'_> {
     }
 }
 
+/// `sweeps` solver iterations of one constraint set in one team of the current rayon pool (woken
+/// once, as a time step runs its iterations): `phases` runs one sweep as team phases over the
+/// set's multipliers and the particle records and returns its thread's degenerate projections;
+/// the result is their sum over every sweep and thread. The public `solve` of each kind (the
+/// benches time them) is this with its own phases.
+pub(crate) fn sweep_in_team(
+    lambda: &mut [Lanes<f32>],
+    positions: &mut [Record],
+    sweeps: usize,
+    phases: impl Fn(&Team<'_>, SharedSlice<'_, Lanes<f32>>, SharedSlice<'_, Record>) -> u64 + Sync,
+) -> u64 {
+    let (lambdas, records) = (SharedSlice::new(lambda), SharedSlice::new(positions));
+    crate::team::run(|team| (0..sweeps).map(|_| phases(team, lambdas, records)).sum::<u64>()).iter().sum()
+}
+
 /// One solver iteration of `kernel` over `plan` as phases of `team`: blocks, boundary colours,
 /// serial list. Every thread of the team calls it; each returns the degenerate projections of
 /// the work items it ran.

@@ -28,10 +28,10 @@ use wide::f32x8;
 use crate::KernelPath;
 use crate::lane::{Real, V3, dot3, sub3};
 use crate::records::{BatchGroup, Record, gather8, slot_writes};
-use crate::schedule::{Access, BatchKernel, CHUNK_BATCHES, solve_plan};
+use crate::schedule::{Access, BatchKernel, CHUNK_BATCHES, solve_plan, sweep_in_team};
 use crate::shared::SharedSlice;
 use crate::stats::Residual;
-use crate::team::{self, Team};
+use crate::team::Team;
 
 /// The outcome of one tether projection.
 #[derive(Clone, Copy, Debug)]
@@ -170,12 +170,9 @@ pub fn solve(
 ) -> u64 {
     assert_eq!(positions.len(), lanes.particle_count(), "positions belong to another model");
     assert_eq!(lambda.len(), lanes.batch_count(), "one λ per batch");
-    let (lambdas, records) = (SharedSlice::new(lambda), SharedSlice::new(positions));
-    team::run(|team| {
-        (0..sweeps).map(|_| solve_phases(team, lanes, lambdas, records, &[], step, path)).sum::<u64>()
+    sweep_in_team(lambda, positions, sweeps, |team, lambdas, records| {
+        solve_phases(team, lanes, lambdas, records, &[], step, path)
     })
-    .iter()
-    .sum()
 }
 
 /// One sweep as phases of a team that every thread calls; returns this thread's degenerate
