@@ -269,12 +269,10 @@ fn distance_rows(n: u32, rounds: usize, threads: usize, out: &mut String) -> any
     Ok(())
 }
 
-/// Runs the frame-time rows for an `n × n` hanging cloth.
-fn frame_rows(n: u32, rounds: usize, threads: usize, out: &mut String) -> anyhow::Result<()> {
-    let model = hanging_grid(n)?;
-    let (one, all) = (pool(1)?, pool(threads)?);
-    let mut runs: Vec<(Model, &ThreadPool)> = vec![(model.clone(), &one), (model, &all)];
-    let mut seconds = [Vec::new(), Vec::new()];
+/// Seconds per frame ([`SUBSTEPS`] time steps) of each `(model, pool)` in each of `rounds` rounds,
+/// the runs interleaved within a round, after one warm-up round.
+fn frame_seconds(runs: &mut [(Model, &ThreadPool)], rounds: usize) -> Vec<Vec<f64>> {
+    let mut seconds = vec![Vec::with_capacity(rounds); runs.len()];
     for round in 0..=rounds {
         for (k, (m, pool)) in runs.iter_mut().enumerate() {
             let start = Instant::now();
@@ -288,6 +286,15 @@ fn frame_rows(n: u32, rounds: usize, threads: usize, out: &mut String) -> anyhow
             }
         }
     }
+    seconds
+}
+
+/// Runs the frame-time rows for an `n × n` hanging cloth.
+fn frame_rows(n: u32, rounds: usize, threads: usize, out: &mut String) -> anyhow::Result<()> {
+    let model = hanging_grid(n)?;
+    let (one, all) = (pool(1)?, pool(threads)?);
+    let mut runs: Vec<(Model, &ThreadPool)> = vec![(model.clone(), &one), (model, &all)];
+    let seconds: [Vec<f64>; 2] = frame_seconds(&mut runs, rounds).try_into().expect("two runs");
     let ratio = median(seconds[0].iter().zip(&seconds[1]).map(|(a, b)| a / b).collect());
     let [t1, tn] = seconds.map(median);
     writeln!(
@@ -336,20 +343,7 @@ fn self_collision_rows(quick: bool, rounds: usize, threads: usize, out: &mut Str
     let on = one.install(|| settled_pile(&shape, true, settle))?;
     let off = one.install(|| settled_pile(&shape, false, settle))?;
     let mut runs: Vec<(Model, &ThreadPool)> = vec![(on.clone(), &one), (on, &all), (off, &one)];
-    let mut seconds = [Vec::new(), Vec::new(), Vec::new()];
-    for round in 0..=rounds {
-        for (k, (m, pool)) in runs.iter_mut().enumerate() {
-            let start = Instant::now();
-            pool.install(|| {
-                for _ in 0..SUBSTEPS {
-                    weft_kernels::step(m, &StepOptions::default());
-                }
-            });
-            if round > 0 {
-                seconds[k].push(start.elapsed().as_secs_f64());
-            }
-        }
-    }
+    let seconds: [Vec<f64>; 3] = frame_seconds(&mut runs, rounds).try_into().expect("three runs");
     let ratio = median(seconds[0].iter().zip(&seconds[1]).map(|(a, b)| a / b).collect());
     let cost = median(seconds[0].iter().zip(&seconds[2]).map(|(a, b)| a / b).collect());
     let [t1, tn, t0] = seconds.map(median);
