@@ -814,20 +814,10 @@ impl StagedFile {
 
     /// Reopens `TARGET.partial` left by an earlier run, cut back to its first `len` bytes.
     fn reopen(target: &Path, len: u64) -> io::Result<Self> {
-        use std::io::{Seek, SeekFrom};
         let mut temp = target.as_os_str().to_owned();
         temp.push(".partial");
         let temp = PathBuf::from(temp);
-        let mut file = fs::OpenOptions::new().write(true).open(&temp)?;
-        let found = file.metadata()?.len();
-        if found < len {
-            return Err(io::Error::new(
-                io::ErrorKind::UnexpectedEof,
-                format!("{found} bytes, shorter than the {len} the checkpoint recorded"),
-            ));
-        }
-        file.set_len(len)?;
-        file.seek(SeekFrom::End(0))?;
+        let file = weft_io::checkpoint::reopen_partial(&temp, len)?;
         Ok(StagedFile { out: Some(io::BufWriter::new(file)), temp, target: target.to_path_buf() })
     }
 

@@ -33,6 +33,7 @@ use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 
 use crate::cache::CacheMark;
+pub use crate::staged::reopen_partial;
 use crate::staged::{partial_path, with_path};
 
 /// File name of a bake's checkpoint in its output directory.

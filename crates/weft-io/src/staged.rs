@@ -53,19 +53,7 @@ impl Staged {
     /// file is missing or shorter than `len`.
     pub(crate) fn reopen(&mut self, target: PathBuf, len: u64) -> io::Result<BufWriter<File>> {
         let temp = partial_path(&target);
-        let mut file = OpenOptions::new().write(true).open(&temp).map_err(|e| with_path(e, &temp))?;
-        let found = file.metadata().map_err(|e| with_path(e, &temp))?.len();
-        if found < len {
-            return Err(with_path(
-                io::Error::new(
-                    io::ErrorKind::UnexpectedEof,
-                    format!("{found} bytes, shorter than the {len} the checkpoint recorded"),
-                ),
-                &temp,
-            ));
-        }
-        file.set_len(len).map_err(|e| with_path(e, &temp))?;
-        file.seek(SeekFrom::End(0)).map_err(|e| with_path(e, &temp))?;
+        let file = reopen_partial(&temp, len)?;
         self.files.push((temp, target));
         Ok(BufWriter::with_capacity(BUFFER, file))
     }
@@ -107,6 +95,21 @@ impl Drop for Staged {
             }
         }
     }
+}
+
+/// Opens the temporary file `temp` left by an earlier run for writing at its end, after cutting it
+/// back to its first `len` bytes (a length a checkpoint recorded). Fails, naming the file, if it
+/// is missing or shorter than `len`.
+pub fn reopen_partial(temp: &Path, len: u64) -> io::Result<File> {
+    let mut file = OpenOptions::new().write(true).open(temp).map_err(|e| with_path(e, temp))?;
+    let found = file.metadata().map_err(|e| with_path(e, temp))?.len();
+    if found < len {
+        let why = format!("{found} bytes, shorter than the {len} the checkpoint recorded");
+        return Err(with_path(io::Error::new(io::ErrorKind::UnexpectedEof, why), temp));
+    }
+    file.set_len(len).map_err(|e| with_path(e, temp))?;
+    file.seek(SeekFrom::End(0)).map_err(|e| with_path(e, temp))?;
+    Ok(file)
 }
 
 /// Flushes a writer and forces its data to disk without closing it; returns the file's length.
