@@ -595,7 +595,7 @@ fn frames(model: &mut Model, options: &BakeOptions) -> Result<BakeReport, BakeEr
         steps: settings.frames as u64 * settings.substeps as u64,
         particles: report.particles,
         pinned: report.pinned,
-        colliders: report.colliders,
+        colliders: report.colliders + report.mesh_colliders,
         constraints: model.distance().len(),
         dropped_at_build: report.dropped_pinned,
         totals: StepStats { dropped_at_build: report.dropped_pinned, ..totals },

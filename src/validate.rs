@@ -125,6 +125,29 @@ pub fn describe(model: &Model) -> String {
             c.friction.kinetic_coefficient
         );
     }
+    for m in model.mesh_colliders() {
+        let motion = match (m.frames.len(), m.keys.len()) {
+            (1, 1) => "static".to_string(),
+            (f, k) => format!("{f} frames every {} s, {k} rigid keys", m.frame_interval),
+        };
+        let _ = writeln!(
+            s,
+            "collider:       '{}', mesh of {} triangles over {} vertices, {motion}, thickness {} m, friction {} static / {} kinetic",
+            m.name,
+            m.triangles.len(),
+            m.vertex_count(),
+            m.thickness,
+            m.friction.static_coefficient,
+            m.friction.kinetic_coefficient
+        );
+    }
+    if report.following_pins > 0 {
+        let _ = writeln!(
+            s,
+            "following pins: {} (they follow a keyframed path or a collider)",
+            report.following_pins
+        );
+    }
     let _ = writeln!(s, "particles:      {} ({} pinned)", report.particles, report.pinned);
     let _ = writeln!(
         s,

@@ -36,7 +36,9 @@ use crate::bending::{BendingBatches, BendingDesc};
 use crate::collider::{Collider, ColliderDesc};
 use crate::distance::{DistanceBatches, DistanceConstraint, DistanceKind, MAX_LENGTH, MIN_LENGTH};
 use crate::error::{BuildError, ClothRef, Location, Rule, widen};
+use crate::follow::{FollowDesc, Followers, Leader};
 use crate::limits::{Limits, RAISE_HINT};
+use crate::mesh_collider::{MeshCollider, MeshColliderDesc};
 use crate::model::{BuildReport, ClothInfo, Model, SetReport};
 use crate::particles::Particles;
 use crate::settings::SimSettings;
@@ -146,6 +148,8 @@ pub struct ClothDesc {
     pub non_manifold: NonManifold,
     /// Self-collision with a thickness and friction (see [`crate::self_collision`]); `None`: off.
     pub self_collision: Option<crate::self_collision::SelfCollisionDesc>,
+    /// What the pins follow (see [`crate::follow`]); `None`: they stay where they are.
+    pub follow: Option<crate::follow::FollowDesc>,
 }
 
 /// What the builder does with a non-manifold edge (shared by more than two triangles).
@@ -195,6 +199,19 @@ impl ClothContext<'_> {
     }
 }
 
+/// A cloth whose pins follow something, until [`ModelBuilder::build`] resolves it.
+#[derive(Debug, Clone)]
+struct Follow {
+    /// The cloth's position in the scene.
+    ordinal: usize,
+    /// The cloth's name.
+    name: String,
+    /// Its pins: global particle index, rest position in m.
+    pins: Vec<(u32, [f32; 3])>,
+    /// What they follow.
+    what: FollowDesc,
+}
+
 /// Builds a [`Model`] from cloths, checking every rule on the way in.
 #[derive(Debug, Clone)]
 pub struct ModelBuilder {
@@ -210,6 +227,9 @@ pub struct ModelBuilder {
     aero: Vec<crate::aero::AeroTriangle>,
     cloths: Vec<ClothInfo>,
     colliders: Vec<Collider>,
+    meshes: Vec<MeshCollider>,
+    /// Cloths whose pins follow something.
+    follows: Vec<Follow>,
     self_collision: crate::self_collision::SelfCollision,
     dropped_pinned: usize,
 }
@@ -243,6 +263,8 @@ impl ModelBuilder {
             aero: Vec::new(),
             cloths: Vec::new(),
             colliders: Vec::new(),
+            meshes: Vec::new(),
+            follows: Vec::new(),
             self_collision: Default::default(),
             dropped_pinned: 0,
         })
@@ -373,6 +395,13 @@ impl ModelBuilder {
         for (i, &p) in desc.pins.iter().enumerate() {
             check_index("pins", i, p)?;
             pinned[p as usize] = true;
+        }
+        if desc.follow.is_some() && desc.pins.is_empty() {
+            return Err(err(
+                "follow",
+                None,
+                Rule::MissingPrerequisite { feature: "follow (pins that follow animation)", needs: "pins" },
+            ));
         }
 
         // Masses.
@@ -607,6 +636,11 @@ impl ModelBuilder {
         self.inv_mass.extend_from_slice(&inv_mass);
         self.constraints.extend(constraints);
         self.dropped_pinned += dropped;
+        if let Some(follow) = &desc.follow {
+            let pins: Vec<(u32, [f32; 3])> =
+                (0..n).filter(|&i| pinned[i]).map(|i| ((start + i) as u32, desc.positions[i])).collect();
+            self.follows.push(Follow { ordinal, name: desc.name.clone(), pins, what: follow.clone() });
+        }
         self.cloths.push(ClothInfo {
             name,
             particles: start..start + n,
@@ -626,11 +660,67 @@ impl ModelBuilder {
         Ok(self)
     }
 
-    /// Colours the constraints and builds the model. Fails if no cloth was added.
+    /// Validates a triangle-mesh collider and adds it to the model (after the analytic ones in
+    /// contact order). An error names it by its position (`mesh_collider[N]`) and the rule.
+    pub fn add_mesh_collider(&mut self, desc: &MeshColliderDesc) -> Result<&mut Self, BuildError> {
+        let mesh = MeshCollider::new(desc).map_err(|e| {
+            BuildError::new(
+                Location { cloth: None, field: "mesh_collider", index: Some(self.meshes.len()) },
+                e.rule,
+            )
+        })?;
+        self.meshes.push(mesh);
+        Ok(self)
+    }
+
+    /// The following pins of every cloth whose `follow` is set, resolved against the colliders.
+    fn followers(&self) -> Result<Followers, BuildError> {
+        let mut followers = Followers::default();
+        for Follow { ordinal, name, pins, what: follow } in &self.follows {
+            let error = |rule| {
+                BuildError::new(
+                    Location {
+                        cloth: Some(ClothRef { ordinal: *ordinal, name: name.clone() }),
+                        field: "follow",
+                        index: None,
+                    },
+                    rule,
+                )
+            };
+            let keys;
+            let leader = match follow {
+                FollowDesc::Keys(k) => {
+                    crate::collider::validate_keys(k).map_err(|e| error(e.rule))?;
+                    keys = crate::collider::normalised_keys(k);
+                    Leader::Keys(&keys)
+                }
+                FollowDesc::Collider(target) => {
+                    if let Some(c) = self.colliders.iter().find(|c| &c.name == target) {
+                        Leader::Keys(&c.keys)
+                    } else if let Some(i) = self.meshes.iter().position(|m| &m.name == target) {
+                        Leader::Mesh(i, &self.meshes[i])
+                    } else {
+                        return Err(error(Rule::UnknownCollider { name: target.clone() }));
+                    }
+                }
+            };
+            if !followers.add(pins, leader) {
+                return Err(error(Rule::MissingPrerequisite {
+                    feature: "following a mesh",
+                    needs: "a triangle of non-zero area",
+                }));
+            }
+        }
+        Ok(followers)
+    }
+
+    /// Colours the constraints and builds the model. Fails if no cloth was added, or if a cloth's
+    /// pins follow a collider that is not there.
     pub fn build(self) -> Result<Model, BuildError> {
         if self.cloths.is_empty() {
             return Err(BuildError::new(Location::setting("cloth"), Rule::NoCloth));
         }
+        let followers = self.followers()?;
         let free: Vec<bool> = self.inv_mass.iter().map(|&w| w > 0.0).collect();
         let particles = Particles::new(&self.positions, &self.velocities, &self.inv_mass);
         let packed: Vec<_> = self.constraints.iter().map(DistanceConstraint::packed).collect();
@@ -651,6 +741,8 @@ impl ModelBuilder {
             volumes: self.volumes.len(),
             aero_triangles: aero.triangles.len(),
             colliders: self.colliders.len(),
+            mesh_colliders: self.meshes.len(),
+            following_pins: followers.len(),
         };
         Ok(Model {
             settings: self.settings,
@@ -661,6 +753,8 @@ impl ModelBuilder {
             volumes: self.volumes,
             aero,
             colliders: self.colliders,
+            meshes: self.meshes,
+            followers,
             self_collision: self.self_collision,
             cloths: self.cloths,
             report,

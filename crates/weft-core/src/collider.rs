@@ -189,48 +189,69 @@ impl ColliderDesc {
                 }
             }
         }
-        for (field, v) in [
-            ("thickness", self.thickness),
-            ("static_friction", self.friction.static_coefficient),
-            ("kinetic_friction", self.friction.kinetic_coefficient),
-        ] {
-            finite(field, None, &[v])?;
-            if v < 0.0 {
-                return fail(field, None, Rule::Negative { value: widen(v) });
-            }
-        }
-        if self.thickness > MAX_EXTENT {
-            return fail("thickness", None, too_large(self.thickness));
-        }
-        if self.keys.is_empty() {
-            return fail("keys", None, Rule::Zero);
-        }
-        for (i, key) in self.keys.iter().enumerate() {
-            let index = (self.keys.len() > 1).then_some(i);
-            finite("keys", index, &[key.time])?;
-            finite("position", index, &key.position)?;
-            finite("rotation", index, &key.rotation)?;
-            if key.time < 0.0 {
-                return fail("keys", index, Rule::Negative { value: widen(key.time) });
-            }
-            if let Some(&p) = key.position.iter().find(|p| p.abs() > MAX_EXTENT) {
-                return fail("position", index, too_large(p));
-            }
-            nonzero("rotation", index, &key.rotation).map_err(|rule| ColliderError {
-                field: "rotation",
-                index,
-                rule,
-            })?;
-            if i > 0 && key.time <= self.keys[i - 1].time {
-                return fail(
-                    "keys",
-                    index,
-                    Rule::KeysOutOfOrder { time: key.time, previous: self.keys[i - 1].time },
-                );
-            }
-        }
-        Ok(())
+        validate_contact(&self.keys, self.thickness, self.friction)
     }
+}
+
+/// The rules every collider shares: thickness and friction finite and `≥ 0`; at least one key;
+/// key times `≥ 0` and strictly increasing; positions within [`MAX_EXTENT`]; non-zero rotations.
+pub(crate) fn validate_contact(
+    keys: &[RigidKey],
+    thickness: f32,
+    friction: Friction,
+) -> Result<(), ColliderError> {
+    let fail = |field, index, rule| Err(ColliderError { field, index, rule });
+    for (field, v) in [
+        ("thickness", thickness),
+        ("static_friction", friction.static_coefficient),
+        ("kinetic_friction", friction.kinetic_coefficient),
+    ] {
+        if !v.is_finite() {
+            return fail(field, None, Rule::NotFinite { value: v.to_string() });
+        }
+        if v < 0.0 {
+            return fail(field, None, Rule::Negative { value: widen(v) });
+        }
+    }
+    if thickness > MAX_EXTENT {
+        return fail("thickness", None, too_large(thickness));
+    }
+    validate_keys(keys)
+}
+
+/// The rules of a list of rigid keys (a collider's or a pin path's): at least one; times finite,
+/// `≥ 0` and strictly increasing; positions finite and within [`MAX_EXTENT`]; rotations finite
+/// and non-zero.
+pub fn validate_keys(keys: &[RigidKey]) -> Result<(), ColliderError> {
+    let fail = |field, index, rule| Err(ColliderError { field, index, rule });
+    let finite = |field: &'static str, index, values: &[f32]| match values.iter().find(|v| !v.is_finite()) {
+        Some(v) => fail(field, index, Rule::NotFinite { value: v.to_string() }),
+        None => Ok(()),
+    };
+    if keys.is_empty() {
+        return fail("keys", None, Rule::Zero);
+    }
+    for (i, key) in keys.iter().enumerate() {
+        let index = (keys.len() > 1).then_some(i);
+        finite("keys", index, &[key.time])?;
+        finite("position", index, &key.position)?;
+        finite("rotation", index, &key.rotation)?;
+        if key.time < 0.0 {
+            return fail("keys", index, Rule::Negative { value: widen(key.time) });
+        }
+        if let Some(&p) = key.position.iter().find(|p| p.abs() > MAX_EXTENT) {
+            return fail("position", index, too_large(p));
+        }
+        nonzero("rotation", index, &key.rotation).map_err(|rule| ColliderError {
+            field: "rotation",
+            index,
+            rule,
+        })?;
+        if i > 0 && key.time <= keys[i - 1].time {
+            return fail("keys", index, Rule::KeysOutOfOrder { time: key.time, previous: keys[i - 1].time });
+        }
+    }
+    Ok(())
 }
 
 fn too_large(v: f32) -> Rule {
@@ -265,7 +286,7 @@ pub struct Collider {
 
 /// A rigid pose in `f64`: rotation matrix (local to world, row-major) and position (m).
 #[derive(Debug, Clone, Copy, PartialEq)]
-struct Pose {
+pub(crate) struct Pose {
     rotation: [[f64; 3]; 3],
     position: [f64; 3],
 }
@@ -302,14 +323,7 @@ impl Collider {
             ColliderShape::Plane { normal } => ColliderShape::Plane { normal: normalised(normal) },
             other => other,
         };
-        let keys = desc
-            .keys
-            .iter()
-            .map(|k| {
-                let q = normalised4(k.rotation);
-                RigidKey { rotation: q, ..*k }
-            })
-            .collect();
+        let keys = normalised_keys(&desc.keys);
         Ok(Collider {
             name: desc.name.clone(),
             shape,
@@ -324,24 +338,9 @@ impl Collider {
         self.keys.len() > 1
     }
 
-    /// The pose at time `t` (s): linear position, slerp rotation between the keys around `t`.
+    /// The pose at time `t` (s) (see [`pose_at`]).
     fn pose(&self, t: f64) -> Pose {
-        let keys = &self.keys;
-        let (a, b, s) = match keys.iter().position(|k| k.time as f64 > t) {
-            None => (keys.len() - 1, keys.len() - 1, 0.0),
-            Some(0) => (0, 0, 0.0),
-            Some(i) => {
-                let (t0, t1) = (keys[i - 1].time as f64, keys[i].time as f64);
-                (i - 1, i, (t - t0) / (t1 - t0))
-            }
-        };
-        let (ka, kb) = (&keys[a], &keys[b]);
-        let position = std::array::from_fn(|i| {
-            let (p0, p1) = (ka.position[i] as f64, kb.position[i] as f64);
-            p0 + (p1 - p0) * s
-        });
-        let q = slerp(ka.rotation.map(f64::from), kb.rotation.map(f64::from), s);
-        Pose { rotation: matrix(q), position }
+        pose_at(&self.keys, t)
     }
 
     /// The collider for the time step from `t0` to `t1` (s).
@@ -364,6 +363,45 @@ impl Collider {
             friction: self.friction,
         }
     }
+}
+
+/// The pose of `keys` (normalised rotations, at least one key) at time `t` (s): positions
+/// interpolated linearly and rotations by slerp between the keys around `t`, held before the first
+/// key and after the last.
+pub(crate) fn pose_at(keys: &[RigidKey], t: f64) -> Pose {
+    let (a, b, s) = match keys.iter().position(|k| k.time as f64 > t) {
+        None => (keys.len() - 1, keys.len() - 1, 0.0),
+        Some(0) => (0, 0, 0.0),
+        Some(i) => {
+            let (t0, t1) = (keys[i - 1].time as f64, keys[i].time as f64);
+            (i - 1, i, (t - t0) / (t1 - t0))
+        }
+    };
+    let (ka, kb) = (&keys[a], &keys[b]);
+    let position = std::array::from_fn(|i| {
+        let (p0, p1) = (ka.position[i] as f64, kb.position[i] as f64);
+        p0 + (p1 - p0) * s
+    });
+    let q = slerp(ka.rotation.map(f64::from), kb.rotation.map(f64::from), s);
+    Pose { rotation: matrix(q), position }
+}
+
+impl Pose {
+    /// `R·l + c`: a local point in the world, in m.
+    pub(crate) fn apply(&self, l: [f64; 3]) -> [f64; 3] {
+        std::array::from_fn(|i| (0..3).map(|k| self.rotation[i][k] * l[k]).sum::<f64>() + self.position[i])
+    }
+
+    /// `Rᵀ·(x − c)`: a world point in the local frame.
+    pub(crate) fn apply_inverse(&self, x: [f64; 3]) -> [f64; 3] {
+        let d: [f64; 3] = std::array::from_fn(|i| x[i] - self.position[i]);
+        std::array::from_fn(|i| (0..3).map(|k| self.rotation[k][i] * d[k]).sum::<f64>())
+    }
+}
+
+/// Keys with their rotations normalised (in `f64`, rounded back to `f32`).
+pub(crate) fn normalised_keys(keys: &[RigidKey]) -> Vec<RigidKey> {
+    keys.iter().map(|k| RigidKey { rotation: normalised4(k.rotation), ..*k }).collect()
 }
 
 fn normalised(v: [f32; 3]) -> [f32; 3] {

@@ -293,6 +293,12 @@ pub enum Rule {
         /// What it needs.
         needs: &'static str,
     },
+    /// A name that refers to no collider of the scene.
+    #[error("'{name}' is not the name of a collider of the scene")]
+    UnknownCollider {
+        /// The name given.
+        name: String,
+    },
     /// A vector that must give a direction (a plane's normal, a rotation quaternion) is zero.
     #[error("is zero: a {what} needs a non-zero length")]
     ZeroVector {

@@ -87,6 +87,10 @@ pub struct BuildReport {
     pub aero_triangles: usize,
     /// Colliders (static and animated).
     pub colliders: usize,
+    /// Triangle-mesh colliders.
+    pub mesh_colliders: usize,
+    /// Pins that follow a path or a collider.
+    pub following_pins: usize,
 }
 
 /// A validated model, ready to step.
@@ -100,6 +104,8 @@ pub struct Model {
     pub(crate) volumes: Vec<VolumeConstraint>,
     pub(crate) aero: AeroModel,
     pub(crate) colliders: Vec<Collider>,
+    pub(crate) meshes: Vec<crate::mesh_collider::MeshCollider>,
+    pub(crate) followers: crate::follow::Followers,
     pub(crate) self_collision: crate::self_collision::SelfCollision,
     pub(crate) cloths: Vec<ClothInfo>,
     pub(crate) report: BuildReport,
@@ -125,6 +131,10 @@ pub struct ModelMut<'a> {
     pub aero: &'a AeroModel,
     /// Colliders, in scene order.
     pub colliders: &'a [Collider],
+    /// Triangle-mesh colliders, in scene order (mutable: each keeps a BVH it refits).
+    pub meshes: &'a mut [crate::mesh_collider::MeshCollider],
+    /// Pins that follow a path or a collider.
+    pub followers: &'a crate::follow::Followers,
     /// Self-collision thickness, friction and exclusions.
     pub self_collision: &'a crate::self_collision::SelfCollision,
     /// Simulated time in s since the start (the solver advances it by `h` each step).
@@ -172,6 +182,16 @@ impl Model {
         &self.colliders
     }
 
+    /// Triangle-mesh colliders, in scene order.
+    pub fn mesh_colliders(&self) -> &[crate::mesh_collider::MeshCollider] {
+        &self.meshes
+    }
+
+    /// Pins that follow a path or a collider.
+    pub fn followers(&self) -> &crate::follow::Followers {
+        &self.followers
+    }
+
     /// Self-collision thickness, friction and exclusions (empty when no cloth asks for it).
     pub fn self_collision(&self) -> &crate::self_collision::SelfCollision {
         &self.self_collision
@@ -203,6 +223,8 @@ impl Model {
             volumes: &mut self.volumes,
             aero: &self.aero,
             colliders: &self.colliders,
+            meshes: &mut self.meshes,
+            followers: &self.followers,
             self_collision: &self.self_collision,
             time: &mut self.time,
         }

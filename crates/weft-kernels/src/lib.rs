@@ -29,6 +29,7 @@ pub mod collide;
 pub mod distance;
 pub mod integrate;
 pub mod lane;
+pub mod mesh_contact;
 pub mod records;
 pub mod schedule;
 pub mod self_collide;

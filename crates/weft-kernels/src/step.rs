@@ -1,15 +1,19 @@
 //! The XPBD time step, as DESIGN §2 states it, with every constraint kind in a fixed order:
 //!
 //! 1. forces: drag and lift of the triangles in the wind (from the state at the start of the step);
-//! 2. predict: `v += h·(g + w·F)`, `x_prev = x`, `x += h·v` for free particles;
+//! 2. predict: `v += h·(g + w·F)`, `x_prev = x`, `x += h·v` for free particles; pins that follow
+//!    a path or a collider are moved to where it is at the end of the step (see
+//!    `weft_core::follow`);
 //! 3. `λ := 0` for every constraint; self-collision contacts are searched at the predicted
-//!    positions (see [`crate::self_collide`]);
+//!    positions (see [`crate::self_collide`]), and so are the candidate triangles and sides of
+//!    the mesh colliders (see [`crate::mesh_contact`]);
 //! 4. `iterations` times: distance constraints (stretch and shear), bending, tethers, volume,
 //!    then self-collision (a Jacobi projection of every contact); each batched kind colour by
 //!    colour (see [`crate::schedule`]); then contacts with the colliders (see
 //!    [`crate::collide`]), particle by particle, collider by collider in scene order, each
-//!    placed at its pose at the end of the step;
-//! 5. collider friction from the pushes of the iterations, then one more contact projection;
+//!    placed at its pose at the end of the step, then contacts with the mesh colliders;
+//! 5. collider friction from the pushes of the iterations (analytic, then mesh), then one more
+//!    contact projection;
 //! 6. `v = (x − x_prev)/h`, then global velocity damping.
 
 use weft_core::Model;
@@ -17,6 +21,7 @@ use weft_core::lanes::Lanes;
 
 use crate::KernelPath;
 use crate::integrate::{ParticleArrays, predict_phase, velocity_phase};
+use crate::mesh_contact::{ChunkContacts, MeshArrays};
 use crate::records::Record;
 use crate::shared::SharedSlice;
 use crate::stats::{KindStats, StepStats};
@@ -94,7 +99,30 @@ pub fn step(model: &mut Model, options: &StepOptions) -> StepStats {
         len,
         path,
     };
-    let mut deep = vec![0u64; if placed.is_empty() { 0 } else { collide::chunks(len) }];
+    let (t1, nm) = (time + time_step.h64, parts.meshes.len());
+    let mesh_poses: Vec<_> = parts
+        .meshes
+        .iter_mut()
+        .map(|m| {
+            let pose = m.sample(time, t1);
+            m.refit(&pose);
+            pose
+        })
+        .collect();
+    let meshes = &*parts.meshes;
+    let pin_targets = parts.followers.targets(meshes, t1);
+    let mut mesh_depth = vec![0.0f32; len * nm];
+    let mut mesh_contacts = vec![ChunkContacts::default(); if nm == 0 { 0 } else { collide::chunks(len) }];
+    let mesh_arrays = MeshArrays {
+        meshes,
+        poses: &mesh_poses,
+        records: arrays.positions,
+        depth: SharedSlice::new(&mut mesh_depth),
+        contacts: SharedSlice::new(&mut mesh_contacts),
+        len,
+    };
+    let any_collider = !placed.is_empty() || nm > 0;
+    let mut deep = vec![0u64; if any_collider { collide::chunks(len) } else { 0 }];
     let deep_counts = SharedSlice::new(&mut deep);
     let per_thread: Vec<[u64; 5]> = team::run(|team| {
         if forces_len > 0 {
@@ -106,6 +134,15 @@ pub fn step(model: &mut Model, options: &StepOptions) -> StepStats {
         // forces again before the team ends.
         let f = unsafe { forces.as_slice() };
         predict_phase(team, &arrays, settings.gravity, f, &time_step);
+        team.for_each(usize::from(!pin_targets.is_empty()), |_| {
+            for &(i, x) in &pin_targets {
+                let i = i as usize;
+                // SAFETY: one work item in this phase, so one thread; the prediction phase has
+                // ended (barrier) and nothing else touches the positions until the next one.
+                let r = &mut unsafe { arrays.positions.range_mut(i..i + 1) }[0];
+                *r = [x[0], x[1], x[2], r[3]];
+            }
+        });
         for (lambdas, &len) in lambdas.iter().zip(&lambda_lens) {
             reset_phase(team, *lambdas, len);
         }
@@ -115,6 +152,9 @@ pub fn step(model: &mut Model, options: &StepOptions) -> StepStats {
         let records = arrays.positions;
         // SAFETY: nothing writes the positions during the search (it only reads them).
         self_collide::search_phases(team, self_collision, contacts, unsafe { records.as_slice() });
+        if nm > 0 {
+            mesh_arrays.search_phase(team, prev);
+        }
         let mut degenerate = [0u64; 5];
         for iteration in 0..settings.iterations {
             degenerate[0] +=
@@ -128,12 +168,28 @@ pub fn step(model: &mut Model, options: &StepOptions) -> StepStats {
             if !placed.is_empty() {
                 colliders.contact_phase(team, true);
             }
+            if nm > 0 {
+                mesh_arrays.contact_phase(team, true);
+            }
         }
         if !placed.is_empty() {
             colliders.friction_phase(team, prev);
+        }
+        if nm > 0 {
+            mesh_arrays.friction_phase(team, prev);
+        }
+        if !placed.is_empty() {
             colliders.contact_phase(team, false);
-            if options.residual {
-                colliders.deep_phase(team, deep_counts);
+        }
+        if nm > 0 {
+            mesh_arrays.contact_phase(team, false);
+        }
+        if options.residual && any_collider {
+            // Analytic first (it sets every chunk's count), then the meshes add theirs.
+            colliders.deep_phase(team, deep_counts);
+            if nm > 0 {
+                let deep_elsewhere = |p| placed.iter().any(|c| collide::is_deep::<f32>(c, p, 1.0));
+                mesh_arrays.deep_phase(team, deep_counts, &deep_elsewhere);
             }
         }
         velocity_phase(team, &arrays, &time_step);

@@ -165,18 +165,12 @@ impl Colliders {
         }
     }
 
-    /// Free particles closer to some collider's surface than half its thickness, less 1 µm for
-    /// rounding (inside, for a thickness of 0).
-    pub(crate) fn count_deep(&self, particles: &[Particle]) -> u64 {
-        particles
-            .iter()
-            .filter(|p| p.is_free())
-            .filter(|p| {
-                self.placed.iter().any(|c| {
-                    let (d, _) = signed_distance(c, p.position);
-                    d < 0.5 * c.thickness - 1e-6
-                })
-            })
-            .count() as u64
+    /// Whether a particle at `x` is closer to some collider's surface than half its thickness,
+    /// less 1 µm for rounding (inside, for a thickness of 0).
+    pub(crate) fn is_deep(&self, x: Vec3) -> bool {
+        self.placed.iter().any(|c| {
+            let (d, _) = signed_distance(c, x);
+            d < 0.5 * c.thickness - 1e-6
+        })
     }
 }

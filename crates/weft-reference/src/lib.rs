@@ -102,6 +102,7 @@ mod aero;
 mod bending;
 mod collide;
 mod distance;
+mod mesh_collide;
 mod particle;
 mod self_collide;
 mod solver;

@@ -37,6 +37,10 @@ pub struct ReferenceSolver {
     self_collision: crate::self_collide::Set,
     /// Colliders.
     colliders: crate::collide::Colliders,
+    /// Triangle-mesh colliders.
+    meshes: crate::mesh_collide::MeshColliders,
+    /// Pins that follow a path or a collider, and the meshes they may follow.
+    followers: (weft_core::follow::Followers, Vec<weft_core::mesh_collider::MeshCollider>),
     /// Simulated time in s.
     time: f64,
 }
@@ -119,6 +123,8 @@ impl ReferenceSolver {
             aero: crate::aero::Aero::from_model(model),
             self_collision: crate::self_collide::Set::from_model(model),
             colliders: crate::collide::Colliders::from_model(model),
+            meshes: crate::mesh_collide::MeshColliders::from_model(model),
+            followers: (model.followers().clone(), model.mesh_colliders().to_vec()),
             time: model.time(),
         }
     }
@@ -141,11 +147,13 @@ impl ReferenceSolver {
         let forces =
             if self.aero.is_empty() { None } else { Some(self.aero.forces(&self.particles, self.time)) };
         self.predict(forces.as_deref());
+        let end = self.time + self.time_step.h64;
+        self.follow(end);
         self.reset_lambdas();
         self.self_collision.find_contacts(&self.particles);
         let mut stats = ReferenceStepStats::default();
-        let end = self.time + self.time_step.h64;
         self.colliders.begin_step(self.particles.len(), self.time, end);
+        self.meshes.begin_step(&self.particles, self.time, end);
         for _ in 0..self.iterations {
             stats.distance += self.project_distances();
             stats.bending += self.bending.project_all(&mut self.particles, &self.time_step);
@@ -155,11 +163,21 @@ impl ReferenceSolver {
             if !self.colliders.is_empty() {
                 self.colliders.project_all(&mut self.particles, true);
             }
+            if !self.meshes.is_empty() {
+                self.meshes.project_all(&mut self.particles, true);
+            }
         }
-        if !self.colliders.is_empty() {
+        if !self.colliders.is_empty() || !self.meshes.is_empty() {
             self.colliders.friction_all(&mut self.particles);
+            self.meshes.friction_all(&mut self.particles);
             self.colliders.project_all(&mut self.particles, false);
-            stats.collider_deep = self.colliders.count_deep(&self.particles);
+            self.meshes.project_all(&mut self.particles, false);
+            stats.collider_deep = (0..self.particles.len())
+                .filter(|&i| {
+                    let p = &self.particles[i];
+                    p.is_free() && (self.colliders.is_deep(p.position) || self.meshes.is_deep(i, p.position))
+                })
+                .count() as u64;
         }
         stats.degenerate =
             stats.distance + stats.bending + stats.tethers + stats.volume + stats.self_collision;
@@ -187,6 +205,15 @@ impl ReferenceSolver {
                     p.position = position;
                 }
             }
+        }
+    }
+
+    /// Pins that follow a path or a collider go where it is at time `t` (s), after the
+    /// prediction (so `x_prev` keeps where they were).
+    fn follow(&mut self, t: f64) {
+        let (followers, meshes) = &self.followers;
+        for (i, x) in followers.targets(meshes, t) {
+            self.particles[i as usize].position = Vec3::from_array(x);
         }
     }
 

@@ -1,4 +1,5 @@
-//! `[[collider]]` tables: rigid shapes the cloth cannot enter (see `weft_core::collider`).
+//! `[[collider]]` tables: rigid shapes the cloth cannot enter (see `weft_core::collider`), and
+//! triangle meshes, static or animated (see `weft_core::mesh_collider`).
 //!
 //! ```toml
 //! [[collider]]
@@ -18,16 +19,31 @@
 //!   { time = 0.0, rotation = [0.0, 0.0, 0.0, 1.0] },
 //!   { time = 1.0, rotation = [0.0, 0.7071068, 0.0, 0.7071068] },   # a quarter turn about y
 //! ]
+//!
+//! [[collider]]
+//! name = "body"
+//! shape = "mesh"
+//! mesh = "body.obj"                  # relative to the scene file's folder
+//! object = "Body"                    # needed only if the file has several objects
+//! animation = "walk/body_####.obj"   # or a PC2 cache: "body.pc2"
+//! animation_fps = 24.0               # default: simulation.fps
+//! thickness = 0.005
 //! ```
 //!
 //! | key | type | unit | default | meaning |
 //! |---|---|---|---|---|
-//! | `name` | string | — | `collider #N` | for messages |
-//! | `shape` | string | — | required | `"plane"`, `"sphere"`, `"capsule"` or `"box"` |
+//! | `name` | string | — | `collider #N` | for messages, and for a cloth's `follow`; unique among the colliders |
+//! | `shape` | string | — | required | `"plane"`, `"sphere"`, `"capsule"`, `"box"` or `"mesh"` |
 //! | `normal` | `[x, y, z]` | — | `[0, 1, 0]` | plane: the local normal (any non-zero length); outside is the side it points to |
 //! | `radius` | float | m | required | sphere, capsule (`> 0`) |
 //! | `half_length` | float | m | required | capsule: half the distance between its cap centres, along local y (`≥ 0`) |
 //! | `half_extents` | `[x, y, z]` | m | required | box: half its size along local x, y, z (each `> 0`) |
+//! | `mesh` | string | path | required | mesh: a Wavefront OBJ file (relative to the scene file's folder): the triangles and, without `animation`, the vertices |
+//! | `object` | string, or list of strings | — | the file's only object | mesh: the OBJ object(s) (`o`/`g` names) that make the collider, as for a mesh cloth |
+//! | `animation` | string | path | static | mesh: the vertices over time, a PC2 cache (`"body.pc2"`) or an OBJ sequence (`"walk/body_####.obj"`), see below |
+//! | `animation_first` | integer | — | `1` | OBJ sequence: the number of its first frame (`≥ 0`) |
+//! | `animation_fps` | float | 1/s | `simulation.fps` | mesh with `animation`: frames per second of the animation (`> 0`) |
+//! | `animation_start` | float | s | `0` | mesh with `animation`: the time of its frame 0 (`≥ 0`) |
 //! | `position` | `[x, y, z]` | m | `[0, 0, 0]` | where the local origin is (and the default of each key's) |
 //! | `rotation` | `[x, y, z, w]` | — | `[0, 0, 0, 1]` | local-to-world rotation as a quaternion of any non-zero length (and the default of each key's) |
 //! | `keys` | list of `{ time, position, rotation }` | s, m, — | one key at `position`, `rotation` | an animated transform: times `≥ 0`, strictly increasing; positions interpolated linearly, rotations by slerp (the shorter way: key turns under 180°), held before the first key and after the last |
@@ -35,13 +51,45 @@
 //! | `friction` | float | — | `0` | both Coulomb coefficients at once (`≥ 0`); exclusive with the two below |
 //! | `static_friction` | float | — | `0` | static coefficient `μs` (`≥ 0`) |
 //! | `kinetic_friction` | float | — | `static_friction` | kinetic coefficient `μk` (`≥ 0`) |
+//!
+//! A key of another shape (`radius` on a mesh, `mesh` on a sphere) is an error.
+//!
+//! # Mesh colliders
+//!
+//! The OBJ file is read as a mesh cloth's is (see [`crate::obj`]: polygons triangulated, `object`
+//! choosing objects, errors naming the file and line), under the same limits
+//! (`max_mesh_bytes` for each file read, the particle and constraint limits for its vertices and
+//! triangles). Its vertices are the ones the chosen faces use, in file order. The mesh is thin:
+//! cloth is kept at `thickness` on the side it comes from.
+//!
+//! Without `animation` the mesh is static: its one frame is the OBJ file's vertices. With one, the
+//! frames come from the animation only (the OBJ file gives the triangles), frame `k` at time
+//! `animation_start + k / animation_fps`; between frames the vertices move linearly, and before
+//! the first frame and after the last they hold.
+//!
+//! * **PC2** (any name without `#`): a point cache with one point per `v` line of the OBJ file, in
+//!   file order (as Blender's exporter writes it for the whole file); sample `k` is frame `k`. The
+//!   header's start frame and sample rate are not used: `animation_start` and `animation_fps` say
+//!   when. A point count other than the OBJ file's vertex count is an error naming both.
+//! * **OBJ sequence** (a name with one run of `#`): the run is the frame number, zero-padded to
+//!   the run's length (`body_####.obj`: `body_0001.obj`, `body_0002.obj`, ...; a number longer
+//!   than the run is written in full). Frames are read from `animation_first` upward until a
+//!   file is missing; the first must exist. Each frame is read with the same `object` and must
+//!   have the mesh's vertices and faces; one that does not is an error naming the frame file and
+//!   both counts.
+//!
+//! `position`, `rotation` and `keys` move the whole mesh rigidly on top of its animation.
 
 use serde::Deserialize;
 use toml::Spanned;
-use weft_core::collider::{ColliderDesc, ColliderShape, DEFAULT_THICKNESS, Friction, RigidKey};
+use weft_core::collider::{
+    ColliderDesc, ColliderError, ColliderShape, DEFAULT_THICKNESS, Friction, RigidKey, validate_keys,
+};
+use weft_core::limits::Limits;
+use weft_core::mesh_collider::MeshColliderDesc;
 
-use super::error::{SceneError, SceneRule};
-use super::raw::{Fixed, SpannedList};
+use super::error::{SceneError, SceneRule, SourcePos};
+use super::raw::{Fixed, OneOrList, SpannedList};
 use super::spans::{Source, one_line};
 
 /// One `[[collider]]` table.
@@ -54,6 +102,12 @@ pub(super) struct RawCollider {
     radius: Option<Spanned<f64>>,
     half_length: Option<Spanned<f64>>,
     half_extents: Option<Spanned<Fixed<f64, 3>>>,
+    pub(super) mesh: Option<Spanned<String>>,
+    pub(super) object: Option<Spanned<OneOrList<String>>>,
+    pub(super) animation: Option<Spanned<String>>,
+    pub(super) animation_first: Option<Spanned<i64>>,
+    pub(super) animation_fps: Option<Spanned<f64>>,
+    pub(super) animation_start: Option<Spanned<f64>>,
     position: Option<Spanned<Fixed<f64, 3>>>,
     rotation: Option<Spanned<Fixed<f64, 4>>>,
     keys: Option<SpannedList<RawKey>>,
@@ -63,7 +117,7 @@ pub(super) struct RawCollider {
     kinetic_friction: Option<Spanned<f64>>,
 }
 
-/// `shape = "plane" | "sphere" | "capsule" | "box"`.
+/// `shape = "plane" | "sphere" | "capsule" | "box" | "mesh"`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "lowercase")]
 enum ShapeName {
@@ -71,24 +125,20 @@ enum ShapeName {
     Sphere,
     Capsule,
     Box,
+    Mesh,
 }
 
-/// One `{ time, position, rotation }` of `keys`.
+/// One `{ time, position, rotation }` of a collider's `keys` or a cloth's `follow`.
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
-struct RawKey {
+pub(super) struct RawKey {
     time: Spanned<f64>,
     position: Option<Spanned<Fixed<f64, 3>>>,
     rotation: Option<Spanned<Fixed<f64, 4>>>,
 }
 
-/// Where a key's `time` is.
-fn key_time_at(k: &Spanned<RawKey>) -> usize {
-    k.get_ref().time.span().start
-}
-
 /// A number that must be finite and fit an `f32`.
-fn number(v: f64) -> Result<f32, SceneRule> {
+pub(super) fn number(v: f64) -> Result<f32, SceneRule> {
     if !v.is_finite() {
         return Err(SceneRule::Model(weft_core::Rule::NotFinite { value: v.to_string() }));
     }
@@ -104,70 +154,308 @@ fn numbers<const N: usize>(v: &Fixed<f64, N>) -> Result<[f32; N], SceneRule> {
     Ok(out)
 }
 
+/// The colliders of a scene, with where each is for the errors of the model builder.
+#[derive(Debug, Default)]
+pub(super) struct Colliders {
+    /// Analytic colliders, in file order.
+    pub(super) analytic: Vec<ColliderDesc>,
+    /// Mesh colliders, in file order.
+    pub(super) meshes: Vec<MeshColliderDesc>,
+    /// For each analytic collider: where its table starts and how messages name it.
+    pub(super) analytic_places: Vec<(usize, String)>,
+    /// For each mesh collider: where its `mesh` key is and how messages name it.
+    pub(super) mesh_places: Vec<(usize, String)>,
+}
+
+/// How messages name one collider, and its errors.
+pub(super) struct Place<'s> {
+    pub(super) source: &'s Source,
+    /// `collider 'NAME'` or `collider #N`.
+    pub(super) shown: String,
+}
+
+impl Place<'_> {
+    /// An error at byte `at` of the scene file.
+    pub(super) fn fail(&self, place: &str, at: usize, rule: SceneRule) -> SceneError {
+        SceneError::Invalid {
+            at: self.source.pos(at),
+            place: format!("{}: {place}", self.shown),
+            rule: Box::new(rule),
+        }
+    }
+
+    /// An error on line `line` of another file (an OBJ file).
+    pub(super) fn fail_in(&self, file: &str, line: usize, place: &str, rule: SceneRule) -> SceneError {
+        SceneError::Invalid {
+            at: SourcePos { file: file.to_string(), line, column: 1 },
+            place: format!("{}: {place}", self.shown),
+            rule: Box::new(rule),
+        }
+    }
+}
+
+/// Where each element of a list of keys is: the key, its `position`, its `rotation`.
+pub(super) type KeySpans = Vec<(usize, Option<usize>, Option<usize>)>;
+
+/// Converts a list of `{ time, position, rotation }` keys (`keys` of a collider, `follow` of a
+/// cloth) whose missing positions and rotations default to `position` and `rotation`. Errors are
+/// made by `fail(place, at, rule)` with `place` = `KEY[i].FIELD`.
+pub(super) fn rigid_keys(
+    key: &str,
+    list: &[Spanned<RawKey>],
+    position: [f32; 3],
+    rotation: [f32; 4],
+    fail: &dyn Fn(&str, usize, SceneRule) -> SceneError,
+) -> Result<(Vec<RigidKey>, KeySpans), SceneError> {
+    let mut keys = Vec::with_capacity(list.len());
+    let mut spans = Vec::with_capacity(list.len());
+    for (i, k) in list.iter().enumerate() {
+        let place = |field: &str| format!("{key}[{i}].{field}");
+        let raw = k.get_ref();
+        let time = number(*raw.time.get_ref()).map_err(|r| fail(&place("time"), raw.time.span().start, r))?;
+        let p = match &raw.position {
+            Some(p) => numbers(p.get_ref()).map_err(|r| fail(&place("position"), p.span().start, r))?,
+            None => position,
+        };
+        let q = match &raw.rotation {
+            Some(q) => numbers(q.get_ref()).map_err(|r| fail(&place("rotation"), q.span().start, r))?,
+            None => rotation,
+        };
+        keys.push(RigidKey { time, position: p, rotation: q });
+        spans.push((
+            raw.time.span().start,
+            raw.position.as_ref().map(|p| p.span().start),
+            raw.rotation.as_ref().map(|q| q.span().start),
+        ));
+    }
+    Ok((keys, spans))
+}
+
+/// Where a key rule broken in element `index` of a key list is (`None`: not in an element), and
+/// the place to show, `KEY[i].FIELD`.
+pub(super) fn key_error_at(key: &str, spans: &KeySpans, e: &ColliderError) -> Option<(String, usize)> {
+    let i = e.index?;
+    let (time, position, rotation) = *spans.get(i)?;
+    match e.field {
+        "keys" => Some((format!("{key}[{i}].time"), time)),
+        "position" => position.map(|at| (format!("{key}[{i}].position"), at)),
+        "rotation" => rotation.map(|at| (format!("{key}[{i}].rotation"), at)),
+        _ => None,
+    }
+}
+
+/// Checks a cloth's `follow` keys (default position the origin, no rotation), pointing an error
+/// at the element that breaks a rule.
+pub(super) fn follow_keys(
+    list: &[Spanned<RawKey>],
+    list_at: usize,
+    fail: &dyn Fn(&str, usize, SceneRule) -> SceneError,
+) -> Result<Vec<RigidKey>, SceneError> {
+    if list.is_empty() {
+        return Err(fail("follow", list_at, SceneRule::EmptyList { key: "follow" }));
+    }
+    let (keys, spans) = rigid_keys("follow", list, [0.0; 3], [0.0, 0.0, 0.0, 1.0], fail)?;
+    validate_keys(&keys).map_err(|e| {
+        let (place, at) = key_error_at("follow", &spans, &e).unwrap_or(("follow".to_string(), list_at));
+        fail(&place, at, SceneRule::Model(e.rule))
+    })?;
+    Ok(keys)
+}
+
 /// Converts the `[[collider]]` tables, checking every rule of [`ColliderDesc::validate`] and
-/// pointing an error at the key (or key element) that breaks it.
+/// [`MeshColliderDesc::validate`] and pointing an error at the key (or key element, or file line)
+/// that breaks it. Mesh files are read relative to the scene's folder under `limits`; `fps` (the
+/// simulation's) is the default `animation_fps`.
 pub(super) fn convert(
     raw: Vec<Spanned<RawCollider>>,
     source: &Source,
-) -> Result<Vec<ColliderDesc>, SceneError> {
-    raw.into_iter().enumerate().map(|(i, c)| one(i, c, source)).collect()
+    limits: &Limits,
+    fps: f64,
+) -> Result<Colliders, SceneError> {
+    let mut out = Colliders::default();
+    // Every name so far, and where it is.
+    let mut names: Vec<(String, usize)> = Vec::new();
+    for (ordinal, c) in raw.into_iter().enumerate() {
+        let table = c.span().start;
+        let raw = c.into_inner();
+        let name =
+            raw.name.as_ref().map(|n| n.get_ref().clone()).unwrap_or_else(|| format!("collider #{ordinal}"));
+        let shown = match &raw.name {
+            Some(n) => format!("collider '{}'", one_line(n.get_ref())),
+            None => format!("collider #{ordinal}"),
+        };
+        let place = Place { source, shown };
+        let name_at = raw.name.as_ref().map_or(table, |n| n.span().start);
+        if let Some((_, first)) = names.iter().find(|(n, _)| *n == name) {
+            let rule = SceneRule::DuplicateCollider { name: one_line(&name), line: source.pos(*first).line };
+            return Err(place.fail("name", name_at, rule));
+        }
+        names.push((name.clone(), name_at));
+        if *raw.shape.get_ref() == ShapeName::Mesh {
+            let at = raw.mesh.as_ref().map_or(table, |m| m.span().start);
+            let desc = mesh(name, &raw, &place, limits, fps)?;
+            out.meshes.push(desc);
+            out.mesh_places.push((at, place.shown));
+        } else {
+            out.analytic.push(one(name, &raw, &place)?);
+            out.analytic_places.push((table, place.shown));
+        }
+    }
+    Ok(out)
 }
 
-fn one(ordinal: usize, raw: Spanned<RawCollider>, source: &Source) -> Result<ColliderDesc, SceneError> {
-    let table = raw.span().start;
-    let raw = raw.into_inner();
-    let name =
-        raw.name.as_ref().map(|n| n.get_ref().clone()).unwrap_or_else(|| format!("collider #{ordinal}"));
-    let shown = match &raw.name {
-        Some(n) => format!("collider '{}'", one_line(n.get_ref())),
-        None => format!("collider #{ordinal}"),
-    };
-    let fail = |place: &str, at: usize, rule: SceneRule| SceneError::Invalid {
-        at: source.pos(at),
-        place: format!("{shown}: {place}"),
-        rule: Box::new(rule),
-    };
+/// What every collider has: its transform, thickness and friction, and where their keys are.
+struct Common {
+    keys: Vec<RigidKey>,
+    key_spans: KeySpans,
+    thickness: f32,
+    friction: Friction,
+}
+
+impl RawCollider {
+    /// Where an optional key's value starts.
+    fn at<T>(v: &Option<Spanned<T>>) -> Option<usize> {
+        v.as_ref().map(|v| v.span().start)
+    }
+
+    /// Refuses the keys of other shapes: each `(key, present at, needs, fits this shape)`.
+    fn refuse_others(&self, place: &Place<'_>) -> Result<(), SceneError> {
+        let kind = *self.shape.get_ref();
+        let mesh = kind == ShapeName::Mesh;
+        let dims: [(&'static str, Option<usize>, &'static str, bool); 10] = [
+            ("normal", Self::at(&self.normal), "shape = \"plane\"", kind == ShapeName::Plane),
+            (
+                "radius",
+                Self::at(&self.radius),
+                "shape = \"sphere\" or \"capsule\"",
+                matches!(kind, ShapeName::Sphere | ShapeName::Capsule),
+            ),
+            ("half_length", Self::at(&self.half_length), "shape = \"capsule\"", kind == ShapeName::Capsule),
+            ("half_extents", Self::at(&self.half_extents), "shape = \"box\"", kind == ShapeName::Box),
+            ("mesh", Self::at(&self.mesh), "shape = \"mesh\"", mesh),
+            ("object", Self::at(&self.object), "shape = \"mesh\"", mesh),
+            ("animation", Self::at(&self.animation), "shape = \"mesh\"", mesh),
+            ("animation_first", Self::at(&self.animation_first), "shape = \"mesh\"", mesh),
+            ("animation_fps", Self::at(&self.animation_fps), "shape = \"mesh\"", mesh),
+            ("animation_start", Self::at(&self.animation_start), "shape = \"mesh\"", mesh),
+        ];
+        // The first such key in the file.
+        let refused = dims
+            .into_iter()
+            .filter_map(|(key, at, needs, fits)| if fits { None } else { Some((key, at?, needs)) })
+            .min_by_key(|&(_, at, _)| at);
+        match refused {
+            Some((key, at, needs)) => Err(place.fail(key, at, SceneRule::Needs { key, needs })),
+            None => Ok(()),
+        }
+    }
+
+    /// The transform (one key from `position` and `rotation`, or `keys` defaulting to them), the
+    /// thickness and the friction.
+    fn common(&self, place: &Place<'_>) -> Result<Common, SceneError> {
+        let fail = |p: &str, at: usize, rule: SceneRule| place.fail(p, at, rule);
+        let scalar =
+            |key: &str, v: &Spanned<f64>| number(*v.get_ref()).map_err(|r| fail(key, v.span().start, r));
+        let position = match &self.position {
+            Some(p) => numbers(p.get_ref()).map_err(|r| fail("position", p.span().start, r))?,
+            None => [0.0; 3],
+        };
+        let rotation = match &self.rotation {
+            Some(q) => numbers(q.get_ref()).map_err(|r| fail("rotation", q.span().start, r))?,
+            None => [0.0, 0.0, 0.0, 1.0],
+        };
+        let (keys, key_spans) = match &self.keys {
+            None => (vec![RigidKey { time: 0.0, position, rotation }], Vec::new()),
+            Some(list) => {
+                if list.get_ref().is_empty() {
+                    return Err(fail("keys", list.span().start, SceneRule::EmptyList { key: "keys" }));
+                }
+                rigid_keys("keys", list.get_ref(), position, rotation, &fail)?
+            }
+        };
+
+        let thickness = match &self.thickness {
+            Some(t) => scalar("thickness", t)?,
+            None => DEFAULT_THICKNESS,
+        };
+        if let (Some(f), Some(other)) =
+            (&self.friction, self.static_friction.as_ref().or(self.kinetic_friction.as_ref()))
+        {
+            let (key, at) = if f.span().start > other.span().start {
+                ("friction", f.span().start)
+            } else {
+                (
+                    if self.static_friction.is_some() { "static_friction" } else { "kinetic_friction" },
+                    other.span().start,
+                )
+            };
+            let second = if key == "friction" {
+                if self.static_friction.is_some() { "static_friction" } else { "kinetic_friction" }
+            } else {
+                key
+            };
+            return Err(fail(key, at, SceneRule::Conflict { first: "friction", second }));
+        }
+        let friction = match (&self.friction, &self.static_friction, &self.kinetic_friction) {
+            (Some(f), _, _) => {
+                let mu = scalar("friction", f)?;
+                Friction { static_coefficient: mu, kinetic_coefficient: mu }
+            }
+            (None, s, k) => {
+                let mu_s = s.as_ref().map(|s| scalar("static_friction", s)).transpose()?.unwrap_or(0.0);
+                let mu_k = k.as_ref().map(|k| scalar("kinetic_friction", k)).transpose()?.unwrap_or(mu_s);
+                Friction { static_coefficient: mu_s, kinetic_coefficient: mu_k }
+            }
+        };
+        Ok(Common { keys, key_spans, thickness, friction })
+    }
+
+    /// Where a broken rule of the transform, thickness or friction is, and the place to show;
+    /// `None` for a field that is not one of them.
+    fn common_error_at(&self, key_spans: &KeySpans, e: &ColliderError) -> Option<(String, usize)> {
+        if let Some(found) = key_error_at("keys", key_spans, e) {
+            return Some(found);
+        }
+        let at = |v: &Option<Spanned<f64>>| Self::at(v);
+        let found = match e.field {
+            "keys" => Self::at(&self.keys),
+            "position" => Self::at(&self.position),
+            "rotation" => Self::at(&self.rotation),
+            "thickness" => at(&self.thickness),
+            "static_friction" => at(&self.static_friction).or(at(&self.friction)),
+            "kinetic_friction" => {
+                at(&self.kinetic_friction).or(at(&self.friction)).or(at(&self.static_friction))
+            }
+            _ => return None,
+        };
+        // `friction` sets both coefficients: name the key the file has.
+        let shown = if matches!(e.field, "static_friction" | "kinetic_friction") && self.friction.is_some() {
+            "friction".to_string()
+        } else {
+            e.field.to_string()
+        };
+        Some((shown, found.unwrap_or(self.shape.span().start)))
+    }
+}
+
+/// An analytic collider (plane, sphere, capsule, box).
+fn one(name: String, raw: &RawCollider, place: &Place<'_>) -> Result<ColliderDesc, SceneError> {
+    let fail = |p: &str, at: usize, rule: SceneRule| place.fail(p, at, rule);
     let scalar = |key: &str, v: &Spanned<f64>| number(*v.get_ref()).map_err(|r| fail(key, v.span().start, r));
     let start = |v: &Option<Spanned<f64>>| v.as_ref().map(|v| v.span().start);
 
     // The shape and its dimensions; a dimension of another shape is an error.
     let shape_at = raw.shape.span().start;
-    let kind = *raw.shape.get_ref();
-    let dims: [(&'static str, Option<usize>, &'static str, bool); 4] = [
-        (
-            "normal",
-            raw.normal.as_ref().map(|v| v.span().start),
-            "shape = \"plane\"",
-            kind == ShapeName::Plane,
-        ),
-        (
-            "radius",
-            start(&raw.radius),
-            "shape = \"sphere\" or \"capsule\"",
-            matches!(kind, ShapeName::Sphere | ShapeName::Capsule),
-        ),
-        ("half_length", start(&raw.half_length), "shape = \"capsule\"", kind == ShapeName::Capsule),
-        (
-            "half_extents",
-            raw.half_extents.as_ref().map(|v| v.span().start),
-            "shape = \"box\"",
-            kind == ShapeName::Box,
-        ),
-    ];
-    for (key, at, needs, fits) in dims {
-        if let (Some(at), false) = (at, fits) {
-            return Err(fail(key, at, SceneRule::Needs { key, needs }));
-        }
-    }
+    raw.refuse_others(place)?;
     fn required<'v>(
         v: &'v Option<Spanned<f64>>,
         needs: &'static str,
-        fail: impl Fn(&str, usize, SceneRule) -> SceneError,
+        place: &Place<'_>,
         shape_at: usize,
     ) -> Result<&'v Spanned<f64>, SceneError> {
-        v.as_ref().ok_or_else(|| fail("shape", shape_at, SceneRule::Needs { key: "shape", needs }))
+        v.as_ref().ok_or_else(|| place.fail("shape", shape_at, SceneRule::Needs { key: "shape", needs }))
     }
-    let shape = match kind {
+    let shape = match *raw.shape.get_ref() {
         ShapeName::Plane => {
             let normal = match &raw.normal {
                 Some(n) => numbers(n.get_ref()).map_err(|r| fail("normal", n.span().start, r))?,
@@ -177,15 +465,15 @@ fn one(ordinal: usize, raw: Spanned<RawCollider>, source: &Source) -> Result<Col
         }
         ShapeName::Sphere => {
             let radius =
-                scalar("radius", required(&raw.radius, "`radius` (m) for a sphere", fail, shape_at)?)?;
+                scalar("radius", required(&raw.radius, "`radius` (m) for a sphere", place, shape_at)?)?;
             ColliderShape::Sphere { radius }
         }
         ShapeName::Capsule => {
             let radius =
-                scalar("radius", required(&raw.radius, "`radius` (m) for a capsule", fail, shape_at)?)?;
+                scalar("radius", required(&raw.radius, "`radius` (m) for a capsule", place, shape_at)?)?;
             let half_length = scalar(
                 "half_length",
-                required(&raw.half_length, "`half_length` (m) for a capsule", fail, shape_at)?,
+                required(&raw.half_length, "`half_length` (m) for a capsule", place, shape_at)?,
             )?;
             ColliderShape::Capsule { radius, half_length }
         }
@@ -198,125 +486,56 @@ fn one(ordinal: usize, raw: Spanned<RawCollider>, source: &Source) -> Result<Col
                 return Err(fail("shape", shape_at, SceneRule::Needs { key: "shape", needs }));
             }
         },
+        ShapeName::Mesh => unreachable!("mesh colliders are converted by `mesh`"),
     };
 
-    // The transform: one key from `position` and `rotation`, or `keys` defaulting to them.
-    let position = match &raw.position {
-        Some(p) => numbers(p.get_ref()).map_err(|r| fail("position", p.span().start, r))?,
-        None => [0.0; 3],
-    };
-    let rotation = match &raw.rotation {
-        Some(q) => numbers(q.get_ref()).map_err(|r| fail("rotation", q.span().start, r))?,
-        None => [0.0, 0.0, 0.0, 1.0],
-    };
-    let keys_at = raw.keys.as_ref().map(|k| k.span().start);
-    let mut keys = Vec::new();
-    let mut key_spans = Vec::new();
-    match &raw.keys {
-        None => keys.push(RigidKey { time: 0.0, position, rotation }),
-        Some(list) => {
-            if list.get_ref().is_empty() {
-                return Err(fail("keys", list.span().start, SceneRule::EmptyList { key: "keys" }));
-            }
-            for (i, k) in list.get_ref().iter().enumerate() {
-                let place = |key: &str| format!("keys[{i}].{key}");
-                let k_at = key_time_at(k);
-                let key = k.get_ref();
-                let time = number(*key.time.get_ref())
-                    .map_err(|r| fail(&place("time"), key.time.span().start, r))?;
-                let p = match &key.position {
-                    Some(p) => {
-                        numbers(p.get_ref()).map_err(|r| fail(&place("position"), p.span().start, r))?
-                    }
-                    None => position,
-                };
-                let q = match &key.rotation {
-                    Some(q) => {
-                        numbers(q.get_ref()).map_err(|r| fail(&place("rotation"), q.span().start, r))?
-                    }
-                    None => rotation,
-                };
-                keys.push(RigidKey { time, position: p, rotation: q });
-                key_spans.push((
-                    k_at,
-                    key.position.as_ref().map(|p| p.span().start),
-                    key.rotation.as_ref().map(|q| q.span().start),
-                ));
-            }
-        }
-    }
-
-    let thickness = match &raw.thickness {
-        Some(t) => scalar("thickness", t)?,
-        None => DEFAULT_THICKNESS,
-    };
-    if let (Some(f), Some(other)) =
-        (&raw.friction, raw.static_friction.as_ref().or(raw.kinetic_friction.as_ref()))
-    {
-        let (key, at) = if f.span().start > other.span().start {
-            ("friction", f.span().start)
-        } else {
-            (
-                if raw.static_friction.is_some() { "static_friction" } else { "kinetic_friction" },
-                other.span().start,
-            )
-        };
-        let second = if key == "friction" {
-            if raw.static_friction.is_some() { "static_friction" } else { "kinetic_friction" }
-        } else {
-            key
-        };
-        return Err(fail(key, at, SceneRule::Conflict { first: "friction", second }));
-    }
-    let friction = match (&raw.friction, &raw.static_friction, &raw.kinetic_friction) {
-        (Some(f), _, _) => {
-            let mu = scalar("friction", f)?;
-            Friction { static_coefficient: mu, kinetic_coefficient: mu }
-        }
-        (None, s, k) => {
-            let mu_s = s.as_ref().map(|s| scalar("static_friction", s)).transpose()?.unwrap_or(0.0);
-            let mu_k = k.as_ref().map(|k| scalar("kinetic_friction", k)).transpose()?.unwrap_or(mu_s);
-            Friction { static_coefficient: mu_s, kinetic_coefficient: mu_k }
-        }
-    };
-
+    let Common { keys, key_spans, thickness, friction } = raw.common(place)?;
     let desc = ColliderDesc { name, shape, keys, thickness, friction };
     desc.validate().map_err(|e| {
         // Point at the key, or the key element, that breaks the rule.
-        let key_elem = |i: usize| key_spans.get(i).copied();
-        let at = match (e.field, e.index) {
-            ("keys", Some(i)) => key_elem(i).map(|k| k.0),
-            ("keys", None) => keys_at,
-            ("position", Some(i)) => {
-                key_elem(i).and_then(|k| k.1).or(raw.position.as_ref().map(|p| p.span().start))
-            }
-            ("rotation", Some(i)) => {
-                key_elem(i).and_then(|k| k.2).or(raw.rotation.as_ref().map(|q| q.span().start))
-            }
-            ("position", None) => raw.position.as_ref().map(|p| p.span().start),
-            ("rotation", None) => raw.rotation.as_ref().map(|q| q.span().start),
-            ("normal", _) => raw.normal.as_ref().map(|n| n.span().start),
-            ("radius", _) => start(&raw.radius),
-            ("half_length", _) => start(&raw.half_length),
-            ("half_extents", _) => raw.half_extents.as_ref().map(|v| v.span().start),
-            ("thickness", _) => start(&raw.thickness),
-            ("static_friction", _) => start(&raw.static_friction).or(start(&raw.friction)),
-            ("kinetic_friction", _) => {
-                start(&raw.kinetic_friction).or(start(&raw.friction)).or(start(&raw.static_friction))
-            }
-            _ => None,
-        }
-        .unwrap_or(table);
-        let place = match e.index {
-            Some(i) if e.field == "keys" => format!("keys[{i}].time"),
-            Some(i) => format!("keys[{i}].{}", e.field),
-            // `friction` sets both coefficients: name the key the file has.
-            None if matches!(e.field, "static_friction" | "kinetic_friction") && raw.friction.is_some() => {
-                "friction".to_string()
-            }
-            None => e.field.to_string(),
-        };
-        fail(&place, at, SceneRule::Model(e.rule))
+        let (shown, at) = raw.common_error_at(&key_spans, &e).unwrap_or_else(|| {
+            let at = match e.field {
+                "normal" => raw.normal.as_ref().map(|n| n.span().start),
+                "radius" => start(&raw.radius),
+                "half_length" => start(&raw.half_length),
+                "half_extents" => raw.half_extents.as_ref().map(|v| v.span().start),
+                _ => None,
+            };
+            (e.field.to_string(), at.unwrap_or(shape_at))
+        });
+        fail(&shown, at, SceneRule::Model(e.rule))
+    })?;
+    Ok(desc)
+}
+
+/// A mesh collider: see [`super::mesh_collider`].
+fn mesh(
+    name: String,
+    raw: &RawCollider,
+    place: &Place<'_>,
+    limits: &Limits,
+    fps: f64,
+) -> Result<MeshColliderDesc, SceneError> {
+    raw.refuse_others(place)?;
+    let Some(mesh) = &raw.mesh else {
+        let needs = "`mesh` = \"file.obj\" (a Wavefront OBJ file) for a mesh";
+        return Err(place.fail("shape", raw.shape.span().start, SceneRule::Needs { key: "shape", needs }));
+    };
+    let (frames, origin) = super::mesh_collider::read(mesh, raw, place, limits, fps)?;
+    let Common { keys, key_spans, thickness, friction } = raw.common(place)?;
+    let desc = MeshColliderDesc {
+        name,
+        triangles: frames.triangles,
+        frames: frames.frames,
+        frame_start: frames.frame_start,
+        frame_interval: frames.frame_interval,
+        keys,
+        thickness,
+        friction,
+    };
+    desc.validate().map_err(|e| match raw.common_error_at(&key_spans, &e) {
+        Some((shown, at)) => place.fail(&shown, at, SceneRule::Model(e.rule)),
+        None => origin.error(&desc, raw, place, e),
     })?;
     Ok(desc)
 }

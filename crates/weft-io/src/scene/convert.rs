@@ -19,6 +19,7 @@ use weft_core::Rule;
 use weft_core::aero::AeroDesc;
 use weft_core::bending::BendingDesc;
 use weft_core::builder::{ClothDesc, EdgeSet, MassSpec, NonManifold};
+use weft_core::follow::FollowDesc;
 use weft_core::grid::{GridDesc, GridMesh, GridPlane};
 use weft_core::limits::{Limits, RAISE_HINT};
 use weft_core::mesh::{Grain, classify_grain, in_box, mesh_edges, parse_index_list};
@@ -32,8 +33,8 @@ use weft_core::volume::VolumeDesc;
 use super::MAX_SCENE_BYTES;
 use super::error::{SceneError, SceneRule, SourcePos};
 use super::raw::{
-    Corner, Fixed, NonManifoldPolicy, OneOrList, Plane, RawBox, RawCloth, RawGrid, RawScene, RawSimulation,
-    SpannedList, WindItem,
+    Corner, Fixed, NonManifoldPolicy, OneOrList, Plane, RawBox, RawCloth, RawFollow, RawGrid, RawScene,
+    RawSimulation, SpannedList, WindItem,
 };
 use super::sources::{ClothSource, MeshLines, PinRun};
 use super::spans::{KeySpans, Source, one_line};
@@ -48,13 +49,13 @@ pub(super) struct Converted {
     pub(super) cloths: Vec<ClothDesc>,
     pub(super) cloth_spans: Vec<KeySpans>,
     pub(super) cloth_sources: Vec<ClothSource>,
-    pub(super) colliders: Vec<weft_core::collider::ColliderDesc>,
+    pub(super) colliders: super::collider::Colliders,
 }
 
 /// Converts a parsed scene, checking the format's own rules and reading the files it names.
 pub(super) fn convert(raw: RawScene, source: &Source, limits: &Limits) -> Result<Converted, SceneError> {
     let (settings, simulation) = simulation(raw.simulation, source)?;
-    let colliders = super::collider::convert(raw.collider, source)?;
+    let colliders = super::collider::convert(raw.collider, source, limits, settings.fps)?;
     let mut cloths = Vec::with_capacity(raw.cloth.len());
     let mut cloth_spans = Vec::with_capacity(raw.cloth.len());
     let mut cloth_sources = Vec::with_capacity(raw.cloth.len());
@@ -215,7 +216,7 @@ fn start<T>(v: &Option<Spanned<T>>) -> Option<usize> {
 }
 
 /// `name` (a path in the scene) resolved against the folder of the scene file.
-fn resolve(scene: &Path, name: &str) -> PathBuf {
+pub(super) fn resolve(scene: &Path, name: &str) -> PathBuf {
     match scene.parent() {
         Some(dir) => dir.join(name),
         None => PathBuf::from(name),
@@ -270,6 +271,7 @@ impl<'a> Cloth<'a> {
         cx.edge_sets(&mut raw, &mut desc, &mut derived)?;
         cx.pins(&mut raw, &mut desc, derived.corners)?;
         cx.kinds(&mut raw, &mut desc)?;
+        cx.follow(&mut raw, &mut desc)?;
         Ok((desc, cx.spans, cx.origin))
     }
 
@@ -906,6 +908,23 @@ impl<'a> Cloth<'a> {
                 }
             }
         }
+        Ok(())
+    }
+}
+
+impl Cloth<'_> {
+    /// `follow`: the name of a collider, or the keys of a rigid path, that the pins follow.
+    fn follow(&mut self, raw: &mut RawCloth, desc: &mut ClothDesc) -> Result<(), SceneError> {
+        let Some(f) = raw.follow.take() else { return Ok(()) };
+        self.spans.key("follow", f.span());
+        let at = f.span().start;
+        desc.follow = Some(match f.into_inner() {
+            RawFollow::Collider(name) => FollowDesc::Collider(name),
+            RawFollow::Keys(list) => {
+                let fail = |place: &str, at: usize, rule: SceneRule| self.fail(place, at, rule);
+                FollowDesc::Keys(super::collider::follow_keys(&list, at, &fail)?)
+            }
+        });
         Ok(())
     }
 }

@@ -110,6 +110,23 @@ pub enum SceneRule {
         /// What is wrong.
         problem: crate::obj::ObjProblem,
     },
+    /// A problem with a mesh collider's animation (a PC2 file, a frame of an OBJ sequence) as a
+    /// whole (the error's position is the `animation` key).
+    #[error("{file}: {problem}")]
+    AnimationFile {
+        /// The PC2 file, or the frame's OBJ file.
+        file: String,
+        /// What is wrong.
+        problem: String,
+    },
+    /// Two colliders of one name.
+    #[error("'{name}' is already the name of the collider on line {line}: collider names must be unique")]
+    DuplicateCollider {
+        /// The name.
+        name: String,
+        /// The line of the first collider's name (or table).
+        line: usize,
+    },
     /// A line of a pin file that is not a particle index (the error's position is in that file).
     #[error("{0}")]
     PinFileLine(String),

@@ -1,9 +1,10 @@
 //! Scene files (TOML) into a [`ModelBuilder`].
 //!
-//! A scene is one `[simulation]` table and any number of `[[cloth]]` tables. Units are SI: metres,
-//! kilograms, seconds. Every key is listed below; any other key is an error, as is a value of the
-//! wrong type, a non-finite number (TOML allows `nan` and `inf`), or a number that does not fit its
-//! type.
+//! A scene is one `[simulation]` table, any number of `[[cloth]]` tables and any number of
+//! `[[collider]]` tables (planes, spheres, capsules, boxes and triangle meshes, static or
+//! animated: see `scene/collider.rs`). Units are SI: metres, kilograms, seconds. Every key is
+//! listed below; any other key is an error, as is a value of the wrong type, a non-finite number
+//! (TOML allows `nan` and `inf`), or a number that does not fit its type.
 //!
 //! ```toml
 //! [simulation]
@@ -109,6 +110,7 @@
 //! | `volume_stiffness` | float | N/m⁵ | — | volume stiffness `k = 1/α > 0` |
 //! | `drag` | float | — | `0` | turns on aerodynamics: drag coefficient (`≥ 0`) of each triangle in the relative wind; needs triangles |
 //! | `lift` | float | — | `0` | turns on aerodynamics: lift coefficient (`≥ 0`) |
+//! | `follow` | string, or a list of `{ time, position, rotation }` | —, or s, m, — | pins stay put | the pins follow animation: the name of a `[[collider]]` (analytic: carried by its keys; mesh: each pin attached to its nearest triangle at time 0), or keys of a rigid path (as a collider's `keys`; `position` defaults to `[0, 0, 0]`, `rotation` to `[0, 0, 0, 1]`), each pin keeping its place relative to the path at time 0; needs pins |
 //!
 //! Indices are 0-based particle numbers within the cloth, whole numbers from 0 to 2³²−1. Each pair
 //! of particles may be joined once across `edges` and `shear_edges`. A constraint whose particles
@@ -185,6 +187,7 @@
 mod collider;
 mod convert;
 mod error;
+mod mesh_collider;
 mod raw;
 mod sources;
 mod spans;
@@ -197,6 +200,7 @@ use weft_core::builder::ClothDesc;
 use weft_core::collider::ColliderDesc;
 use weft_core::error::BuildError;
 use weft_core::limits::Limits;
+use weft_core::mesh_collider::MeshColliderDesc;
 use weft_core::{Model, ModelBuilder, Rule, SimSettings};
 
 pub use error::{SceneError, SceneRule, SourcePos};
@@ -220,6 +224,11 @@ pub struct Scene {
     cloth_spans: Vec<KeySpans>,
     cloth_sources: Vec<sources::ClothSource>,
     colliders: Vec<ColliderDesc>,
+    mesh_colliders: Vec<MeshColliderDesc>,
+    /// Where each analytic collider's table is, and how messages name it.
+    collider_places: Vec<(usize, String)>,
+    /// Where each mesh collider's `mesh` key is, and how messages name it.
+    mesh_collider_places: Vec<(usize, String)>,
 }
 
 /// Reads and parses the scene file at `path`, refusing files over
@@ -274,7 +283,10 @@ pub fn parse_scene(text: &str, path: &Path, limits: &Limits) -> Result<Scene, Sc
         cloths: converted.cloths,
         cloth_spans: converted.cloth_spans,
         cloth_sources: converted.cloth_sources,
-        colliders: converted.colliders,
+        colliders: converted.colliders.analytic,
+        mesh_colliders: converted.colliders.meshes,
+        collider_places: converted.colliders.analytic_places,
+        mesh_collider_places: converted.colliders.mesh_places,
     })
 }
 
@@ -319,9 +331,16 @@ impl Scene {
         &self.cloths
     }
 
-    /// The colliders in file order (already checked against every collider rule).
+    /// The analytic colliders (plane, sphere, capsule, box) in file order (already checked
+    /// against every collider rule).
     pub fn colliders(&self) -> &[ColliderDesc] {
         &self.colliders
+    }
+
+    /// The mesh colliders (`shape = "mesh"`) in file order, their files read (already checked
+    /// against every mesh collider rule).
+    pub fn mesh_colliders(&self) -> &[MeshColliderDesc] {
+        &self.mesh_colliders
     }
 
     /// The cloth names in file order.
@@ -340,6 +359,9 @@ impl Scene {
         }
         for collider in &self.colliders {
             builder.add_collider(collider).map_err(map)?;
+        }
+        for mesh in &self.mesh_colliders {
+            builder.add_mesh_collider(mesh).map_err(map)?;
         }
         builder.build().map_err(map)
     }
@@ -369,6 +391,14 @@ impl Scene {
                 (at, format!("cloth '{name}': {shown}"))
             }
             (None, "cloth") => (0, "scene".to_string()),
+            (None, field @ ("collider" | "mesh_collider")) => {
+                let places =
+                    if field == "collider" { &self.collider_places } else { &self.mesh_collider_places };
+                match location.index.and_then(|i| places.get(i)) {
+                    Some((at, shown)) => (*at, shown.clone()),
+                    None => (0, format!("{field}{index}")),
+                }
+            }
             (None, field) => {
                 (self.simulation.locate(field, location.index).0, format!("simulation.{field}{index}"))
             }

@@ -133,6 +133,44 @@ pub(super) struct RawCloth {
     pub(super) self_collision: Option<Spanned<bool>>,
     pub(super) self_thickness: Option<Spanned<f64>>,
     pub(super) self_friction: Option<Spanned<f64>>,
+    pub(super) follow: Option<Spanned<RawFollow>>,
+}
+
+/// `follow = "collider"` or `follow = [{ time, position, rotation }, ...]`.
+#[derive(Debug)]
+pub(super) enum RawFollow {
+    Collider(String),
+    Keys(Vec<Spanned<super::collider::RawKey>>),
+}
+
+impl<'de> Deserialize<'de> for RawFollow {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct FollowVisitor;
+
+        impl<'de> Visitor<'de> for FollowVisitor {
+            type Value = RawFollow;
+
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str(
+                    "a collider's name, or keys [{ time = 0.0, position = [x, y, z], rotation = [x, y, z, w] }, ...]",
+                )
+            }
+
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<RawFollow, E> {
+                Ok(RawFollow::Collider(v.to_string()))
+            }
+
+            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<RawFollow, A::Error> {
+                let mut keys = Vec::new();
+                while let Some(key) = seq.next_element()? {
+                    keys.push(key);
+                }
+                Ok(RawFollow::Keys(keys))
+            }
+        }
+
+        deserializer.deserialize_any(FollowVisitor)
+    }
 }
 
 /// `non_manifold = "error" | "skip"`.

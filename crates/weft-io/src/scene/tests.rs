@@ -147,7 +147,7 @@ const SEED_CASES: &[(&str, &str, &str)] = &[
     (
         "pins = [0]",
         "pins = [0]\npin = [1]",
-        "scene.toml:16:1: unknown field `pin`, expected one of `name`, `positions`, `grid`, `velocities`, `particle_mass`, `density`, `triangles`, `edges`, `rest_lengths`, `stretch_compliance`, `stretch_stiffness`, `stretch_damping`, `shear`, `shear_edges`, `shear_compliance`, `shear_stiffness`, `shear_damping`, `pins`, `pin_corners`, `mesh`, `object`, `non_manifold`, `pin_box`, `pin_file`, `warp_compliance`, `warp_stiffness`, `weft_compliance`, `weft_stiffness`, `bending_compliance`, `bending_stiffness`, `bending_damping`, `tether_scale`, `tether_compliance`, `tether_stiffness`, `pressure`, `volume_compliance`, `volume_stiffness`, `drag`, `lift`, `self_collision`, `self_thickness`, `self_friction`",
+        "scene.toml:16:1: unknown field `pin`, expected one of `name`, `positions`, `grid`, `velocities`, `particle_mass`, `density`, `triangles`, `edges`, `rest_lengths`, `stretch_compliance`, `stretch_stiffness`, `stretch_damping`, `shear`, `shear_edges`, `shear_compliance`, `shear_stiffness`, `shear_damping`, `pins`, `pin_corners`, `mesh`, `object`, `non_manifold`, `pin_box`, `pin_file`, `warp_compliance`, `warp_stiffness`, `weft_compliance`, `weft_stiffness`, `bending_compliance`, `bending_stiffness`, `bending_damping`, `tether_scale`, `tether_compliance`, `tether_stiffness`, `pressure`, `volume_compliance`, `volume_stiffness`, `drag`, `lift`, `self_collision`, `self_thickness`, `self_friction`, `follow`",
     ),
     ("fps = 10.0", "fps = 10.0 x", "scene.toml:2:7: string values must be quoted, expected literal string"),
     ("frames = 1", "frames = 1\nframes = 2", "scene.toml:4:1: duplicate key"),
@@ -836,4 +836,315 @@ fn wind_air_and_constraint_kinds() {
     );
     let e = error(&flag_with("pin_corners", "non_manifold = \"ignore\"\npin_corners"));
     assert!(e.to_string().contains("unknown variant `ignore`"), "{e}");
+}
+
+/// Two objects: `Other` (vertex 1) and `Body`, two triangles over vertices 2 to 5.
+const BODY_OBJ: &str = "o Other
+v 9 9 9
+v 0 0 0
+v 1 0 0
+v 0 1 0
+v 0 0 1
+f 1 3 4
+o Body
+f 2 3 4
+f 2 3 5
+";
+
+/// A cloth whose pin follows a mesh collider. Lines: `follow` 10, `[[collider]]` 12, its `name`
+/// 13, `mesh` 15, `object` 16.
+const BODY_SCENE: &str = r#"[simulation]
+fps = 24.0
+frames = 1
+
+[[cloth]]
+name = "cape"
+positions = [[0.0, 2.0, 0.0], [1.0, 2.0, 0.0]]
+edges = [[0, 1]]
+pins = [0]
+follow = "body"
+
+[[collider]]
+name = "body"
+shape = "mesh"
+mesh = "body.obj"
+object = "Body"
+"#;
+
+/// A PC2 file of `points` points and `samples` samples: point `p` of sample `k` at `[p, k, p²]`.
+fn pc2_bytes(points: i32, samples: i32) -> Vec<u8> {
+    let mut bytes = crate::pc2::header(points, 0.0, 1.0, samples).to_vec();
+    for k in 0..samples {
+        for p in 0..points {
+            for c in [p as f32, k as f32, (p * p) as f32] {
+                bytes.extend_from_slice(&c.to_le_bytes());
+            }
+        }
+    }
+    bytes
+}
+
+/// Writes `scene` and the named files (in subfolders if named so) into a fresh folder and loads
+/// the scene under `limits`.
+fn load_files(
+    scene: &str,
+    files: &[(&str, &[u8])],
+    limits: &Limits,
+) -> (tempfile::TempDir, Result<Scene, SceneError>) {
+    let dir = tempfile::tempdir().unwrap();
+    for (name, bytes) in files {
+        let path = dir.path().join(name);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, bytes).unwrap();
+    }
+    let path = dir.path().join("scene.toml");
+    std::fs::write(&path, scene).unwrap();
+    let scene = load_scene(&path, limits);
+    (dir, scene)
+}
+
+/// The one-line error of loading then building under `limits`, with the folder's path cut out.
+fn files_error(scene: &str, files: &[(&str, &[u8])], limits: &Limits) -> String {
+    let (dir, loaded) = load_files(scene, files, limits);
+    let e = match loaded {
+        Err(e) => e,
+        Ok(scene) => scene.build_model().expect_err("the scene should fail"),
+    };
+    let message = e.to_string();
+    assert!(!message.contains('\n'), "{message}");
+    message.replace(&format!("{}/", dir.path().display()), "")
+}
+
+fn body_error(scene: &str, files: &[(&str, &[u8])]) -> String {
+    files_error(scene, files, &Limits::default())
+}
+
+fn body_with(from: &str, to: &str) -> String {
+    assert!(BODY_SCENE.contains(from), "{from}");
+    BODY_SCENE.replacen(from, to, 1)
+}
+
+/// `BODY_OBJ` with every vertex moved by `dx` along x.
+fn body_frame(dx: f32) -> String {
+    let mut out = String::new();
+    for line in BODY_OBJ.lines() {
+        match line.strip_prefix("v ") {
+            Some(rest) => {
+                let c: Vec<f32> = rest.split(' ').map(|w| w.parse().unwrap()).collect();
+                out.push_str(&format!("v {} {} {}\n", c[0] + dx, c[1], c[2]));
+            }
+            None => out.push_str(&format!("{line}\n")),
+        }
+    }
+    out
+}
+
+#[test]
+fn mesh_colliders_load_static_and_animated() {
+    let obj = BODY_OBJ.as_bytes();
+    // Static: the OBJ file's vertices (those of `Body`), one frame.
+    let (_dir, scene) = load_files(BODY_SCENE, &[("body.obj", obj)], &Limits::default());
+    let scene = scene.unwrap();
+    assert!(scene.colliders().is_empty());
+    let mesh = &scene.mesh_colliders()[0];
+    assert_eq!(mesh.name, "body");
+    assert_eq!(mesh.triangles, [[0, 1, 2], [0, 1, 3]]);
+    assert_eq!(mesh.frames.len(), 1);
+    assert_eq!(mesh.frames[0], [[0.0, 0.0, 0.0], [1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]]);
+    assert_eq!(mesh.thickness, weft_core::collider::DEFAULT_THICKNESS);
+    assert_eq!(scene.cloths()[0].follow, Some(weft_core::follow::FollowDesc::Collider("body".into())));
+    scene.build_model().unwrap();
+
+    // A PC2 cache: one point per `v` of the file (5), mapped through the vertex numbers.
+    let text = body_with(
+        "object = \"Body\"",
+        "object = [\"Body\"]\nanimation = \"body.pc2\"\nanimation_fps = 12.0\nthickness = 0.01\nfriction = 0.3\nposition = [0.0, 1.0, 0.0]",
+    );
+    let pc2 = pc2_bytes(5, 3);
+    let (_dir, scene) = load_files(&text, &[("body.obj", obj), ("body.pc2", &pc2)], &Limits::default());
+    let scene = scene.unwrap();
+    let mesh = &scene.mesh_colliders()[0];
+    assert_eq!(mesh.frames.len(), 3);
+    assert_eq!(mesh.frames[2], [[1.0, 2.0, 1.0], [2.0, 2.0, 4.0], [3.0, 2.0, 9.0], [4.0, 2.0, 16.0]]);
+    assert_eq!((mesh.frame_start, mesh.frame_interval), (0.0, 1.0 / 12.0));
+    assert_eq!((mesh.thickness, mesh.friction.kinetic_coefficient), (0.01, 0.3));
+    assert_eq!(mesh.keys[0].position, [0.0, 1.0, 0.0]);
+    scene.build_model().unwrap();
+
+    // An OBJ sequence from frame 1 until a file is missing; the simulation's fps by default.
+    let text = body_with(
+        "object = \"Body\"",
+        "object = \"Body\"\nanimation = \"walk/body_##.obj\"\nanimation_start = 0.5",
+    );
+    let (f1, f2, f4) = (body_frame(1.0), body_frame(2.0), body_frame(4.0));
+    let files: &[(&str, &[u8])] = &[
+        ("body.obj", obj),
+        ("walk/body_00.obj", obj),
+        ("walk/body_01.obj", f1.as_bytes()),
+        ("walk/body_02.obj", f2.as_bytes()),
+        ("walk/body_04.obj", f4.as_bytes()),
+    ];
+    let (_dir, scene) = load_files(&text, files, &Limits::default());
+    let scene = scene.unwrap();
+    let mesh = &scene.mesh_colliders()[0];
+    assert_eq!(mesh.frames.len(), 2, "frames 1 and 2: frame 3 is missing");
+    assert_eq!(mesh.frames[1][1], [3.0, 0.0, 0.0]);
+    assert_eq!((mesh.frame_start, mesh.frame_interval), (0.5, 1.0 / 24.0));
+    scene.build_model().unwrap();
+    // From frame 0.
+    let text = text.replace("animation_start = 0.5", "animation_first = 0");
+    let (_dir, scene) = load_files(&text, files, &Limits::default());
+    assert_eq!(scene.unwrap().mesh_colliders()[0].frames.len(), 3);
+
+    // Pins following keys, and an analytic collider by name.
+    let text = body_with(
+        "follow = \"body\"",
+        "follow = [{ time = 0.0 }, { time = 1.0, position = [0.0, 1.0, 0.0] }]",
+    );
+    let (_dir, scene) = load_files(&text, &[("body.obj", obj)], &Limits::default());
+    let scene = scene.unwrap();
+    let Some(weft_core::follow::FollowDesc::Keys(keys)) = &scene.cloths()[0].follow else { panic!() };
+    assert_eq!(keys[1].position, [0.0, 1.0, 0.0]);
+    scene.build_model().unwrap();
+    let text = format!(
+        "{}\n[[collider]]\nname = \"ball\"\nshape = \"sphere\"\nradius = 0.1\n",
+        body_with("follow = \"body\"", "follow = \"ball\"")
+    );
+    let (_dir, scene) = load_files(&text, &[("body.obj", obj)], &Limits::default());
+    scene.unwrap().build_model().unwrap();
+}
+
+#[test]
+fn mesh_collider_mistakes_name_the_file_and_line() {
+    let obj = BODY_OBJ.as_bytes();
+    // An OBJ file that does not parse: its line.
+    let bad = BODY_OBJ.replace("v 1 0 0", "v 1 x 0");
+    assert_eq!(
+        body_error(BODY_SCENE, &[("body.obj", bad.as_bytes())]),
+        "body.obj:4:1: collider 'body': mesh: `v`: 'x' is not a number"
+    );
+    let e = body_error(BODY_SCENE, &[]);
+    assert!(
+        e.starts_with("scene.toml:15:8: collider 'body': mesh: body.obj: cannot read the OBJ file: "),
+        "{e}"
+    );
+    assert_eq!(
+        body_error(&body_with("\"Body\"", "\"Torso\""), &[("body.obj", obj)]),
+        "scene.toml:16:10: collider 'body': object: body.obj: the OBJ file has no object named 'Torso'; its objects: 'Other', 'Body'"
+    );
+
+    // An OBJ-sequence frame with another vertex count: the frame file and both counts.
+    let seq = body_with("object = \"Body\"", "object = \"Body\"\nanimation = \"walk/body_####.obj\"");
+    let short = "o Body\nv 0 0 0\nv 1 0 0\nv 0 1 0\nf 1 2 3\n";
+    let e = body_error(
+        &seq,
+        &[("body.obj", obj), ("walk/body_0001.obj", obj), ("walk/body_0002.obj", short.as_bytes())],
+    );
+    assert_eq!(
+        e,
+        "scene.toml:17:13: collider 'body': animation: walk/body_0002.obj: frame 1 has 3 vertices, but the \
+         collider's mesh body.obj has 4: every frame needs the mesh's vertices, in the same order"
+    );
+    // ... with other faces; a frame that does not parse; no frame at all.
+    let flipped = BODY_OBJ.replace("f 2 3 5", "f 3 2 5");
+    let e = body_error(&seq, &[("body.obj", obj), ("walk/body_0001.obj", flipped.as_bytes())]);
+    assert!(e.contains("walk/body_0001.obj: frame 0's faces differ from those of the collider's mesh body.obj: triangle 1 is [1, 0, 3] here and [0, 1, 3] there"), "{e}");
+    let e = body_error(&seq, &[("body.obj", obj), ("walk/body_0001.obj", bad.as_bytes())]);
+    assert_eq!(e, "walk/body_0001.obj:4:1: collider 'body': animation (frame 0): `v`: 'x' is not a number");
+    let e = body_error(&seq, &[("body.obj", obj)]);
+    assert!(
+        e.starts_with(
+            "scene.toml:17:13: collider 'body': animation: walk/body_0001.obj: the OBJ sequence has no frame"
+        ),
+        "{e}"
+    );
+
+    // A PC2 file with another point count: the file and both counts.
+    let text = body_with("object = \"Body\"", "object = \"Body\"\nanimation = \"body.pc2\"");
+    let e = body_error(&text, &[("body.obj", obj), ("body.pc2", &pc2_bytes(4, 2))]);
+    assert_eq!(
+        e,
+        "scene.toml:17:13: collider 'body': animation: body.pc2: the PC2 file has 4 points, but body.obj has 5 \
+         vertices (`v` lines): a PC2 cache needs one point per vertex of the OBJ file, in file order"
+    );
+    let e = body_error(&text, &[("body.obj", obj), ("body.pc2", b"POINTCACHE")]);
+    assert!(
+        e.starts_with("scene.toml:17:13: collider 'body': animation: body.pc2: 10 bytes is shorter"),
+        "{e}"
+    );
+
+    // The mesh byte limit holds for the OBJ file, the PC2 file and every frame.
+    let small = Limits { max_mesh_bytes: 100, ..Limits::default() };
+    let e = files_error(&text, &[("body.obj", obj), ("body.pc2", &pc2_bytes(5, 2))], &small);
+    assert!(e.contains("body.pc2: the PC2 file is 152 bytes, more than the limit of 100 bytes"), "{e}");
+    let tiny = Limits { max_mesh_bytes: 10, ..Limits::default() };
+    let e = files_error(BODY_SCENE, &[("body.obj", obj)], &tiny);
+    assert!(e.starts_with("scene.toml:15:8: collider 'body': mesh: body.obj: the OBJ file is 79 bytes, more than the limit of 10"), "{e}");
+
+    // Rules of every collider, at their key.
+    let e = body_error(
+        &body_with("object = \"Body\"", "object = \"Body\"\nthickness = -0.1"),
+        &[("body.obj", obj)],
+    );
+    assert_eq!(e, "scene.toml:17:13: collider 'body': thickness: -0.1 must not be negative");
+    let keys = "object = \"Body\"\nkeys = [\n  { time = 1.0 },\n  { time = 0.5 },\n]";
+    let e = body_error(&body_with("object = \"Body\"", keys), &[("body.obj", obj)]);
+    assert!(e.starts_with("scene.toml:19:12: collider 'body': keys[1].time: "), "{e}");
+    assert!(e.contains("0.5"), "{e}");
+    let e = body_error(
+        &body_with(
+            "object = \"Body\"",
+            "object = \"Body\"\nanimation = \"body.pc2\"\nanimation_start = -1.0",
+        ),
+        &[("body.obj", obj), ("body.pc2", &pc2_bytes(5, 2))],
+    );
+    assert_eq!(e, "scene.toml:18:19: collider 'body': animation_start: -1 must not be negative");
+    let e = body_error(
+        &body_with("object = \"Body\"", "object = \"Body\"\nanimation_fps = 0.0"),
+        &[("body.obj", obj)],
+    );
+    assert_eq!(
+        e,
+        "scene.toml:17:17: collider 'body': animation_fps: `animation_fps` needs `animation` (a PC2 file or an OBJ sequence)"
+    );
+
+    // Keys of other shapes.
+    let e = body_error(&body_with("object = \"Body\"", "radius = 1.0"), &[("body.obj", obj)]);
+    assert_eq!(
+        e,
+        "scene.toml:16:10: collider 'body': radius: `radius` needs shape = \"sphere\" or \"capsule\""
+    );
+    let e =
+        body_error(&body_with("shape = \"mesh\"", "shape = \"sphere\"\nradius = 1.0"), &[("body.obj", obj)]);
+    assert_eq!(e, "scene.toml:16:8: collider 'body': mesh: `mesh` needs shape = \"mesh\"");
+    let e = body_error(&body_with("mesh = \"body.obj\"\nobject = \"Body\"\n", ""), &[]);
+    assert!(e.starts_with("scene.toml:14:9: collider 'body': shape: `shape` needs `mesh`"), "{e}");
+
+    // Names are unique across analytic and mesh colliders.
+    let twice = format!("{BODY_SCENE}\n[[collider]]\nname = \"body\"\nshape = \"sphere\"\nradius = 0.1\n");
+    assert_eq!(
+        body_error(&twice, &[("body.obj", obj)]),
+        "scene.toml:19:8: collider 'body': name: 'body' is already the name of the collider on line 13: collider names must be unique"
+    );
+
+    // `follow`: an unknown name, no pins, keys out of order.
+    let e = body_error(&body_with("follow = \"body\"", "follow = \"nobody\""), &[("body.obj", obj)]);
+    assert_eq!(
+        e,
+        "scene.toml:10:10: cloth 'cape': follow: 'nobody' is not the name of a collider of the scene"
+    );
+    let e = body_error(&body_with("pins = [0]\n", ""), &[("body.obj", obj)]);
+    assert_eq!(
+        e,
+        "scene.toml:9:10: cloth 'cape': follow: follow (pins that follow animation) needs pins, and the cloth has none"
+    );
+    let e = body_error(
+        &body_with("follow = \"body\"", "follow = [{ time = 1.0 }, { time = 1.0 }]"),
+        &[("body.obj", obj)],
+    );
+    assert!(e.starts_with("scene.toml:10:36: cloth 'cape': follow[1].time: "), "{e}");
+    let e = body_error(&body_with("follow = \"body\"", "follow = []"), &[("body.obj", obj)]);
+    assert_eq!(e, "scene.toml:10:10: cloth 'cape': follow: `follow` is an empty list: give at least one");
+    let e = body_error(&body_with("follow = \"body\"", "follow = 3"), &[("body.obj", obj)]);
+    assert!(e.starts_with("scene.toml:10:10: "), "{e}");
 }
