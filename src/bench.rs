@@ -19,6 +19,9 @@
 //! * **self-collision**: milliseconds per frame of the collapsed cloth pile of
 //!   `examples/pile.toml` (contacts between its layers), on one thread and on all threads, and
 //!   without self-collision on one thread.
+//! * **mesh collider**: milliseconds per frame of a 128×128 hanging cloth pressed by a ball, the
+//!   ball a triangle mesh (an icosphere of 5,120 triangles), an analytic sphere, or absent; on one
+//!   thread and on all threads.
 
 use std::fmt::Write as _;
 use std::time::Instant;
@@ -55,6 +58,11 @@ pub fn hanging_grid(n: u32) -> anyhow::Result<Model> {
 /// [`hanging_grid`], with bending (compliance 1 rad²/(N·m)) and tethers (scale 1.05, rigid) to
 /// its two pins when `full`.
 fn hanging_cloth(n: u32, full: bool) -> anyhow::Result<Model> {
+    Ok(hanging_builder(n, full)?.build()?)
+}
+
+/// The builder of [`hanging_cloth`], with its cloth added.
+fn hanging_builder(n: u32, full: bool) -> anyhow::Result<ModelBuilder> {
     let settings = SimSettings {
         fps: 60.0,
         frames: 1,
@@ -77,7 +85,7 @@ fn hanging_cloth(n: u32, full: bool) -> anyhow::Result<Model> {
     }
     let mut builder = ModelBuilder::new(settings, Limits::default())?;
     builder.add_cloth(&cloth)?;
-    Ok(builder.build()?)
+    Ok(builder)
 }
 
 /// One measured variant: seconds per sweep in each round.
@@ -361,6 +369,73 @@ fn self_collision_rows(quick: bool, rounds: usize, threads: usize, out: &mut Str
     Ok(())
 }
 
+/// The 128×128 hanging cloth (or `n × n`) pressed 0.1 m deep by a ball of radius 0.25 m that
+/// comes from behind it in the first 0.2 s and stays: a mesh (an icosphere of 5,120 triangles),
+/// an analytic sphere, or nothing; after 0.25 s, so the contacts are established.
+fn pressed_cloth(n: u32, ball: Option<bool>) -> anyhow::Result<Model> {
+    let mut builder = hanging_builder(n, false)?;
+    let keys = vec![
+        weft_core::collider::RigidKey::at([0.5, 0.5, -0.3]),
+        weft_core::collider::RigidKey { time: 0.2, ..weft_core::collider::RigidKey::at([0.5, 0.5, -0.15]) },
+    ];
+    let (thickness, friction) = (0.005, weft_core::collider::Friction::default());
+    match ball {
+        Some(true) => {
+            let (vertices, triangles) = weft_core::shapes::icosphere(4, 0.25, [0.0; 3]);
+            builder.add_mesh_collider(&weft_core::mesh_collider::MeshColliderDesc {
+                name: "ball".into(),
+                triangles,
+                frames: vec![vertices],
+                keys,
+                thickness,
+                friction,
+                ..Default::default()
+            })?;
+        }
+        Some(false) => {
+            builder.add_collider(&weft_core::collider::ColliderDesc {
+                name: "ball".into(),
+                shape: weft_core::collider::ColliderShape::Sphere { radius: 0.25 },
+                keys,
+                thickness,
+                friction,
+            })?;
+        }
+        None => {}
+    }
+    let mut model = builder.build()?;
+    for _ in 0..(0.25 * model.settings().fps * SUBSTEPS as f64) as u32 {
+        weft_kernels::step(&mut model, &StepOptions::default());
+    }
+    Ok(model)
+}
+
+/// Runs the mesh-collider row (see [`pressed_cloth`]).
+fn mesh_collider_rows(n: u32, rounds: usize, threads: usize, out: &mut String) -> anyhow::Result<()> {
+    let (one, all) = (pool(1)?, pool(threads)?);
+    let mesh = one.install(|| pressed_cloth(n, Some(true)))?;
+    let sphere = one.install(|| pressed_cloth(n, Some(false)))?;
+    let bare = one.install(|| pressed_cloth(n, None))?;
+    let mut runs: Vec<(Model, &ThreadPool)> =
+        vec![(mesh.clone(), &one), (mesh, &all), (sphere, &one), (bare, &one)];
+    let seconds: [Vec<f64>; 4] = frame_seconds(&mut runs, rounds).try_into().expect("four runs");
+    let per_round =
+        |a: usize, b: usize| median(seconds[a].iter().zip(&seconds[b]).map(|(x, y)| x / y).collect());
+    let (ratio, vs_sphere, vs_bare) = (per_round(0, 1), per_round(0, 2), per_round(0, 3));
+    let [t1, tn, ts, t0] = seconds.map(median);
+    writeln!(
+        out,
+        "  {n}×{n} cloth pressed by a ball (mesh of 5,120 triangles): {:.2} ms/frame on 1 thread, \
+         {:.2} ms/frame on {threads} ({ratio:.2}×); analytic sphere {:.2} ms/frame and no ball {:.2} \
+         ms/frame on 1 thread (the mesh costs {vs_sphere:.2}× the sphere's frame, {vs_bare:.2}× the bare frame)",
+        t1 * 1e3,
+        tn * 1e3,
+        ts * 1e3,
+        t0 * 1e3,
+    )?;
+    Ok(())
+}
+
 /// Runs the benchmark and returns the table as text.
 pub fn run(options: &BenchOptions) -> anyhow::Result<String> {
     let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
@@ -387,5 +462,7 @@ pub fn run(options: &BenchOptions) -> anyhow::Result<String> {
     }
     writeln!(out, "\nself-collision (milliseconds per frame)")?;
     self_collision_rows(options.quick, frame_rounds, threads, &mut out)?;
+    writeln!(out, "\nmesh collider (milliseconds per frame)")?;
+    mesh_collider_rows(sizes[0], frame_rounds, threads, &mut out)?;
     Ok(out)
 }

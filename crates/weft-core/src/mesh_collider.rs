@@ -153,6 +153,11 @@ fn too_large(v: f32) -> Rule {
 struct Broadphase {
     bvh: Option<Bvh>,
     workspace: BvhWorkspace,
+    /// The boxes the BVH was last fit to.
+    boxes: Vec<[[f32; 3]; 2]>,
+    /// The last pose of a step in which the mesh stood still, with the rigid pose and frames
+    /// (two frames and a weight) it was sampled at.
+    still: Option<(Pose, (usize, usize, f64), MeshPose)>,
 }
 
 impl Clone for Broadphase {
@@ -361,10 +366,20 @@ impl MeshCollider {
         self.triangles[tri].map(|v| self.vertex(&pose, frames, v as usize))
     }
 
+    /// Whether the mesh is in the same place at `t0` and `t1` (s): the same rigid pose and the
+    /// same frames, held or between the same two at the same weight.
+    fn still(&self, t0: f64, t1: f64) -> bool {
+        !self.is_animated()
+            || (pose_at(&self.keys, t0) == pose_at(&self.keys, t1) && {
+                let ((a0, b0, s0), (a1, b1, s1)) = (self.frames_at(t0), self.frames_at(t1));
+                a0 == b0 && a1 == b1 && a0 == a1 || (a0, b0, s0) == (a1, b1, s1)
+            })
+    }
+
     /// The mesh for the time step from `t0` to `t1` (s).
     pub fn sample(&self, t0: f64, t1: f64) -> MeshPose {
         let end = self.vertices_at(t1);
-        let start = if self.is_animated() { self.vertices_at(t0) } else { end.clone() };
+        let start = if self.still(t0, t1) { end.clone() } else { self.vertices_at(t0) };
         let boxes = self
             .triangles
             .iter()
@@ -387,10 +402,36 @@ impl MeshCollider {
         MeshPose { start, end, boxes, moving, start_normals, end_normals }
     }
 
-    /// Brings the BVH up to `pose`'s boxes: built the first time, refit afterwards.
+    /// [`MeshCollider::sample`] for the solver's step from `t0` to `t1` (s), with the BVH refit
+    /// to it ([`MeshCollider::refit`]). A mesh that stands still over the step in the same place
+    /// as in the last such step is not sampled again.
+    pub fn prepare(&mut self, t0: f64, t1: f64) -> MeshPose {
+        let pose = if self.still(t0, t1) {
+            let key = (pose_at(&self.keys, t1), self.frames_at(t1));
+            match &self.broadphase.still {
+                Some((p, f, pose)) if (*p, *f) == key => pose.clone(),
+                _ => {
+                    let pose = self.sample(t0, t1);
+                    self.broadphase.still = Some((key.0, key.1, pose.clone()));
+                    pose
+                }
+            }
+        } else {
+            self.sample(t0, t1)
+        };
+        self.refit(&pose);
+        pose
+    }
+
+    /// Brings the BVH up to `pose`'s boxes: built the first time, refit afterwards (unless the
+    /// boxes have not changed).
     pub fn refit(&mut self, pose: &MeshPose) {
         let aabb = |b: &[[f32; 3]; 2]| Aabb::new(Vector::from_array(b[0]), Vector::from_array(b[1]));
         let broadphase = &mut self.broadphase;
+        if broadphase.bvh.is_some() && broadphase.boxes == pose.boxes {
+            return;
+        }
+        broadphase.boxes.clone_from(&pose.boxes);
         match &mut broadphase.bvh {
             None => {
                 let leaves: Vec<Aabb> = pose.boxes.iter().map(aabb).collect();

@@ -100,15 +100,7 @@ pub fn step(model: &mut Model, options: &StepOptions) -> StepStats {
         path,
     };
     let (t1, nm) = (time + time_step.h64, parts.meshes.len());
-    let mesh_poses: Vec<_> = parts
-        .meshes
-        .iter_mut()
-        .map(|m| {
-            let pose = m.sample(time, t1);
-            m.refit(&pose);
-            pose
-        })
-        .collect();
+    let mesh_poses: Vec<_> = parts.meshes.iter_mut().map(|m| m.prepare(time, t1)).collect();
     let meshes = &*parts.meshes;
     let pin_targets = parts.followers.targets(meshes, t1);
     let mut mesh_depth = vec![0.0f32; len * nm];
