@@ -295,17 +295,155 @@ fn sweep_push(fps: f64, substeps: u32) -> (f32, u64) {
 
 /// At the default 4 substeps of a 60 fps bake the ball moves 2.1 cm per step, a tenth of its
 /// radius: it pushes the curtain ahead of it instead of passing through. At 10 fps and 1 substep
-/// (50 cm per step, more than its diameter) it passes through: the check can fail.
+/// it moves 50 cm per step, more than its diameter, and its centre ends the first step on the
+/// curtain: without the swept check the contact projection pushed the curtain out of the ball's
+/// underside and it tunnelled (this test asserted a push below 0.1 m before the check; the control
+/// below shows, from the kernels, that the check is what stops it). With the check it is pushed
+/// at both rates (measured: 0.51 m at 60 fps × 4, 0.31 m at 10 fps × 1, where the coarse steps
+/// lose more of the curtain off the ball's side).
 #[test]
 fn a_fast_ball_pushes_a_curtain_instead_of_tunnelling() {
     let (pushed, deep_frames) = sweep_push(60.0, 4);
-    let (tunnelled, _) = sweep_push(10.0, 1);
-    eprintln!("centre pushed forward {pushed} m at 60 fps × 4, {tunnelled} m at 10 fps × 1");
+    let (coarse, coarse_deep) = sweep_push(10.0, 1);
+    eprintln!(
+        "centre pushed forward {pushed} m at 60 fps × 4, {coarse} m at 10 fps × 1 \
+         ({deep_frames} and {coarse_deep} frames with a deep particle)"
+    );
     assert_eq!(deep_frames, 0);
     // The ball's front passes z = 0 at t = 0.06 s and reaches z = 1.2 m; the curtain's centre,
     // 0.5 m below its pins, is carried well forward before it slides off.
     assert!(pushed > 0.3, "the curtain was carried only {pushed} m: the ball went through it");
-    assert!(tunnelled < 0.1, "the control at 10 fps should tunnel, yet pushed {tunnelled} m");
+    assert!(coarse > 0.2, "at 10 fps × 1 the curtain was carried only {coarse} m: it tunnelled");
+}
+
+/// The control for the test above, one step from the kernels: the first step of the 10 fps × 1
+/// sweep, predicted by hand (the curtain at rest falls by `g·h²`), then 8 contact projections with
+/// and without the swept check first. The ball's centre ends the step at z = 0, on the curtain:
+/// the projection alone pushes the curtain's centre out through the ball's underside (z stays 0,
+/// the ball passes it); with the check first it is stopped on the ball's front (z ≥ radius).
+#[test]
+fn the_swept_check_is_what_stops_the_coarse_sweep_tunnelling() {
+    use weft_kernels::collide::{project_contacts, sweep_contacts};
+    let m = model(&sweep(10.0, 1));
+    let h = 0.1f32;
+    let ball = [m.colliders()[0].placed(0.0, 0.1)];
+    assert!(
+        ball[0].position[2].abs() < 1e-6,
+        "the ball ends the step on the curtain: {:?}",
+        ball[0].position
+    );
+    let prev = m.particles().positions().to_vec();
+    let predicted: Vec<[f32; 4]> =
+        prev.iter().map(|r| if r[3] > 0.0 { [r[0], r[1] - 9.81 * h * h, r[2], r[3]] } else { *r }).collect();
+    let centre = 10 * 21 + 10;
+    let finish = |sweep: bool| {
+        let mut x = predicted.clone();
+        let swept = if sweep { sweep_contacts(&ball, &mut x, &prev, KernelPath::Simd) } else { 0 };
+        for _ in 0..8 {
+            project_contacts(&ball, &mut x, None, KernelPath::Simd);
+        }
+        (x[centre], swept)
+    };
+    let ((without, _), (with, swept)) = (finish(false), finish(true));
+    eprintln!("centre after the first step: {without:?} without the check, {with:?} with ({swept} swept)");
+    assert!(without[2].abs() < 0.01, "without the check the centre is pushed out sideways: {without:?}");
+    assert!(with[2] >= 0.2, "with the check the centre is on the ball's front: {with:?}");
+    // Measured: 20, those that end in the ball's lower half (moving outward along the normal
+    // there; the upper half's end inside moving inward, as if landing, and are left alone).
+    assert!(swept >= 10, "the check moved the particles the ball's centre ended among: {swept}");
+}
+
+/// A bullet: three particles (a 1 mm triangle) fired at 100 m/s at a ball of radius 0.1 m, 5 m
+/// away, at 10 fps × 1 substep (10 m per step, 50 diameters), without gravity. The first step's
+/// path crosses the ball entirely; the swept check stops them on its near side, where they stay.
+#[test]
+fn a_particle_at_100_m_per_s_stays_outside_a_small_ball() {
+    let mut m = model(
+        r#"
+[simulation]
+fps = 10.0
+frames = 5
+substeps = 1
+iterations = 8
+gravity = [0.0, 0.0, 0.0]
+
+[[cloth]]
+name = "bullet"
+positions = [[0.0, 0.0, 5.0], [0.001, 0.0, 5.0], [0.0, 0.001, 5.0]]
+triangles = [[0, 1, 2]]
+edges = [[0, 1], [1, 2], [2, 0]]
+density = 0.2
+stretch_compliance = 1e-7
+
+[[collider]]
+name = "ball"
+shape = "sphere"
+radius = 0.1
+thickness = 0.01
+"#,
+    );
+    for v in m.parts_mut().particles.velocities.iter_mut() {
+        *v = [0.0, 0.0, -100.0, 0.0];
+    }
+    let mut nearest = f32::INFINITY;
+    run(&mut m, 5, KernelPath::Simd, |m, frame, deep| {
+        assert_eq!(deep, 0, "frame {frame}");
+        for r in m.particles().positions() {
+            let d = (r[0] * r[0] + r[1] * r[1] + r[2] * r[2]).sqrt() - 0.1;
+            assert!(r[2] > 0.0, "frame {frame}: went through to {r:?}");
+            nearest = nearest.min(d);
+        }
+    });
+    eprintln!("closest approach of the bullet to the ball: {nearest} m (thickness 0.01 m)");
+    assert!(nearest >= 0.005, "a particle at signed distance {nearest} m");
+}
+
+/// A triangle sliding on a floor at 2 m/s with kinetic friction 0.3 (static 0.3) decelerates at
+/// `μk·g` exactly as without the swept check: the check moves none of its particles in any step
+/// (called from the kernels on each step's start and end), and the speed after 0.25 s is
+/// `2 − 0.3·9.81·0.25` m/s.
+#[test]
+fn a_particle_sliding_on_a_floor_decelerates_as_before() {
+    use weft_kernels::collide::sweep_contacts;
+    let mut m = model(
+        r#"
+[simulation]
+fps = 60.0
+frames = 15
+substeps = 4
+iterations = 8
+
+[[cloth]]
+name = "puck"
+positions = [[0.0, 0.01, 0.0], [0.01, 0.01, 0.0], [0.0, 0.01, 0.01]]
+triangles = [[0, 1, 2]]
+edges = [[0, 1], [1, 2], [2, 0]]
+density = 0.2
+stretch_compliance = 1e-7
+
+[[collider]]
+name = "floor"
+shape = "plane"
+thickness = 0.01
+friction = 0.3
+"#,
+    );
+    for v in m.parts_mut().particles.velocities.iter_mut() {
+        *v = [2.0, 0.0, 0.0, 0.0];
+    }
+    let floor = [m.colliders()[0].placed(0.0, 0.0)];
+    for s in 0..60 {
+        step(&mut m, &StepOptions { path: KernelPath::Simd, residual: false });
+        let p = m.particles();
+        let mut x = p.positions().to_vec();
+        let before = x.clone();
+        assert_eq!(sweep_contacts(&floor, &mut x, p.prev_positions(), KernelPath::Simd), 0, "step {s}");
+        assert_eq!(x, before);
+    }
+    let v = m.particles().velocities()[0][0];
+    let expected = 2.0 - 0.3 * 9.81 * 0.25;
+    eprintln!("speed after 0.25 s: {v} m/s (expected {expected})");
+    assert!((v - expected).abs() < 0.01, "speed {v}, expected {expected}");
 }
 
 /// `a·b` for quaternions `[x, y, z, w]`.

@@ -27,7 +27,8 @@
 //! the start and at the end of the step. A particle at `x_prev` (start of the step) and `x`
 //! (predicted) looks for contacts among the triangles whose swept box meets its *query box*: the
 //! box around `x_prev` and `x`, grown by `2·thickness + |x − x_prev|` on every side
-//! ([`query_box`]), which leaves room for the motion of the iterations. The triangles are found
+//! ([`query_box`]), which leaves room for the motion of the iterations (a particle that moved
+//! more than [`MAX_STEP_MOTION`], 1000 km, in one step meets no mesh). The triangles are found
 //! with a BVH (`parry3d`), built at the first step and refit (not rebuilt) at every later one; the
 //! list is filtered by the exact box test and sorted, so it is exactly the brute-force list
 //! whatever the tree looks like (the reference solver tests every triangle).
@@ -468,13 +469,24 @@ pub fn boxes_meet(a: &[[f32; 3]; 2], b: &[[f32; 3]; 2]) -> bool {
     (0..3).all(|i| a[0][i] <= b[1][i] && b[0][i] <= a[1][i])
 }
 
+/// The farthest a particle may move in one step and still meet a mesh, in m. Only hostile input
+/// gets there; beyond it the products of the closest-point test could overflow `f32`.
+pub const MAX_STEP_MOTION: f32 = 1e6;
+
 /// The query box of a particle at `prev` at the start of the step and `x` after the prediction,
 /// for a collider of thickness `thickness` (m): the box around both, grown by
-/// `2·thickness + |x − prev|`.
-pub fn query_box(prev: [f32; 3], x: [f32; 3], thickness: f32) -> [[f32; 3]; 2] {
+/// `2·thickness + |x − prev|`; `None` if it moved more than [`MAX_STEP_MOTION`] (or not finitely).
+pub fn query_box(prev: [f32; 3], x: [f32; 3], thickness: f32) -> Option<[[f32; 3]; 2]> {
     let d: [f32; 3] = std::array::from_fn(|i| x[i] - prev[i]);
-    let grow = 2.0 * thickness + (d[0] * d[0] + d[1] * d[1] + d[2] * d[2]).sqrt();
-    [std::array::from_fn(|i| prev[i].min(x[i]) - grow), std::array::from_fn(|i| prev[i].max(x[i]) + grow)]
+    let motion = (d[0] * d[0] + d[1] * d[1] + d[2] * d[2]).sqrt();
+    if motion.is_nan() || motion > MAX_STEP_MOTION {
+        return None;
+    }
+    let grow = 2.0 * thickness + motion;
+    Some([
+        std::array::from_fn(|i| prev[i].min(x[i]) - grow),
+        std::array::from_fn(|i| prev[i].max(x[i]) + grow),
+    ])
 }
 
 #[cfg(test)]
@@ -550,7 +562,7 @@ mod tests {
             m.refit(&pose);
             for q in 0..50 {
                 let x = q as f32 * 0.09;
-                let query = query_box([x, 0.3, 0.05], [x + 0.01, 0.2, 0.05], 0.01);
+                let query = query_box([x, 0.3, 0.05], [x + 0.01, 0.2, 0.05], 0.01).unwrap();
                 let (mut fast, mut slow) = (Vec::new(), Vec::new());
                 m.candidates(&pose, &query, &mut fast);
                 plain.candidates(&pose, &query, &mut slow);

@@ -305,8 +305,8 @@ impl MeshArrays<'_> {
                 let p = xyz(prev[range.start + i]);
                 for (mesh, pose) in self.meshes.iter().zip(self.poses) {
                     let from = k.triangles.len();
-                    if r[3] > 0.0 {
-                        mesh.candidates(pose, &query_box(p, xyz(*r), mesh.thickness), &mut k.triangles);
+                    if let Some(query) = query_box(p, xyz(*r), mesh.thickness).filter(|_| r[3] > 0.0) {
+                        mesh.candidates(pose, &query, &mut k.triangles);
                     }
                     k.side.push(side(mesh, pose, &k.triangles[from..], p));
                     k.start.push(k.triangles.len() as u32);

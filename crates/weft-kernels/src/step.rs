@@ -4,17 +4,20 @@
 //! 2. predict: `v += h·(g + w·F)`, `x_prev = x`, `x += h·v` for free particles; pins that follow
 //!    a path or a collider are moved to where it is at the end of the step (see
 //!    `weft_core::follow`);
-//! 3. `λ := 0` for every constraint; self-collision contacts are searched at the predicted
+//! 3. the swept check of the free particles against the colliders (see [`crate::collide`]:
+//!    one that crossed a body or passed its middle during the step goes back to where it
+//!    entered);
+//! 4. `λ := 0` for every constraint; self-collision contacts are searched at the predicted
 //!    positions (see [`crate::self_collide`]), and so are the candidate triangles and sides of
 //!    the mesh colliders (see [`crate::mesh_contact`]);
-//! 4. `iterations` times: distance constraints (stretch and shear), bending, tethers, volume,
+//! 5. `iterations` times: distance constraints (stretch and shear), bending, tethers, volume,
 //!    then self-collision (a Jacobi projection of every contact); each batched kind colour by
 //!    colour (see [`crate::schedule`]); then contacts with the colliders (see
 //!    [`crate::collide`]), particle by particle, collider by collider in scene order, each
 //!    placed at its pose at the end of the step, then contacts with the mesh colliders;
-//! 5. collider friction from the pushes of the iterations (analytic, then mesh), then one more
+//! 6. collider friction from the pushes of the iterations (analytic, then mesh), then one more
 //!    contact projection;
-//! 6. `v = (x − x_prev)/h`, then global velocity damping.
+//! 7. `v = (x − x_prev)/h`, then global velocity damping.
 
 use weft_core::Model;
 use weft_core::lanes::Lanes;
@@ -135,12 +138,15 @@ pub fn step(model: &mut Model, options: &StepOptions) -> StepStats {
                 *r = [x[0], x[1], x[2], r[3]];
             }
         });
-        for (lambdas, &len) in lambdas.iter().zip(&lambda_lens) {
-            reset_phase(team, *lambdas, len);
-        }
         // SAFETY: the previous positions are written only by the prediction phase, which every
         // thread has finished (barrier); nothing writes them again before the team ends.
         let prev = unsafe { arrays.prev.as_slice() };
+        if !placed.is_empty() {
+            colliders.sweep_phase(team, prev);
+        }
+        for (lambdas, &len) in lambdas.iter().zip(&lambda_lens) {
+            reset_phase(team, *lambdas, len);
+        }
         let records = arrays.positions;
         // SAFETY: nothing writes the positions during the search (it only reads them).
         self_collide::search_phases(team, self_collision, contacts, unsafe { records.as_slice() });

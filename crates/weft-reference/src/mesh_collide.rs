@@ -159,14 +159,16 @@ impl MeshColliders {
             m.candidates = particles
                 .iter()
                 .map(|p| {
-                    if !p.is_free() {
-                        return Vec::new();
-                    }
+                    // No candidates for a pinned particle, or one that moved more than
+                    // `MAX_STEP_MOTION` (no query box).
                     let query =
                         query_box(p.prev_position.to_array(), p.position.to_array(), m.mesh.thickness);
-                    (0..pose.boxes.len() as u32)
-                        .filter(|&t| boxes_meet(&pose.boxes[t as usize], &query))
-                        .collect()
+                    match query.filter(|_| p.is_free()) {
+                        Some(q) => (0..pose.boxes.len() as u32)
+                            .filter(|&t| boxes_meet(&pose.boxes[t as usize], &q))
+                            .collect(),
+                        None => Vec::new(),
+                    }
                 })
                 .collect();
             m.side = particles

@@ -134,7 +134,8 @@ impl ReferenceSolver {
     /// 1. Forces: drag and lift of the triangles in the wind, from the state at the start.
     /// 2. Predict: every free particle gets `v += h·(g + w·F)`, `x_prev = x`, `x += h·v`; a
     ///    pinned one only gets `x_prev = x`.
-    /// 3. Set every `λ` to 0.
+    /// 3. The swept check against the colliders (see `collide`): a particle that crossed one
+    ///    or passed its middle during the step goes back to where it entered. Set every `λ` to 0.
     /// 4. `iterations` times, project every constraint in solve order, kind after kind: distance
     ///    (stretch, shear), bending, tethers, volume, then every self-collision contact together
     ///    (Jacobi; the contacts are found once per step, after the `λ` reset).
@@ -149,10 +150,13 @@ impl ReferenceSolver {
         self.predict(forces.as_deref());
         let end = self.time + self.time_step.h64;
         self.follow(end);
+        self.colliders.begin_step(self.particles.len(), self.time, end);
+        if !self.colliders.is_empty() {
+            self.colliders.sweep_all(&mut self.particles);
+        }
         self.reset_lambdas();
         self.self_collision.find_contacts(&self.particles);
         let mut stats = ReferenceStepStats::default();
-        self.colliders.begin_step(self.particles.len(), self.time, end);
         self.meshes.begin_step(&self.particles, self.time, end);
         for _ in 0..self.iterations {
             stats.distance += self.project_distances();
