@@ -259,11 +259,12 @@ impl BakeReport {
             let _ = writeln!(
                 s,
                 "  colliders: {}; particles deeper than half the thickness: {} after the last frame, \
-                 at most {} (frame {})",
+                 at most {} (frame {}); particles caught by the swept check: {}",
                 self.colliders,
                 self.per_frame.last().map_or(0, deep),
                 most,
-                at
+                at,
+                self.totals.colliders.swept
             );
         }
         if let Some(last) = self.per_frame.last() {

@@ -138,12 +138,14 @@ fn nudged(model: &Model) -> Model {
     m
 }
 
-fn run_steps(model: &mut Model, steps: usize, path: KernelPath) -> u64 {
-    let mut deep = 0;
+/// Runs `steps` steps; the deep count of the last and the particles swept over all of them.
+fn run_steps(model: &mut Model, steps: usize, path: KernelPath) -> (u64, u64) {
+    let (mut deep, mut swept) = (0, 0);
     for _ in 0..steps {
-        deep = step(model, &StepOptions { path, residual: true }).colliders.deep.unwrap();
+        let stats = step(model, &StepOptions { path, residual: true }).colliders;
+        (deep, swept) = (stats.deep.unwrap(), swept + stats.swept);
     }
-    deep
+    (deep, swept)
 }
 
 proptest! {
@@ -155,7 +157,7 @@ proptest! {
         let mut reference = ReferenceSolver::from_model(&fast);
         let mut shadow = ReferenceSolver::from_model(&nudged(&fast));
         for steps in 1..=5 {
-            let deep = run_steps(&mut fast, 1, KernelPath::Simd);
+            let (deep, swept) = run_steps(&mut fast, 1, KernelPath::Simd);
             let stats = reference.step();
             shadow.step();
             let gap = max_diff(&positions(&fast), &reference.positions());
@@ -167,6 +169,7 @@ proptest! {
             prop_assert!(gap <= tolerance, "step {}: gap {} m", steps, gap);
             if steps == 1 {
                 prop_assert_eq!(deep, stats.collider_deep);
+                prop_assert_eq!(swept, stats.collider_swept, "both sweep the same particles");
             }
         }
     }

@@ -97,9 +97,13 @@ pub fn closest_point_on_triangle(p: [f64; 3], [a, b, c]: [[f64; 3]; 3]) -> [f64;
     if d3 >= 0.0 && d4 <= d3 {
         return b;
     }
+    // Each division below has its exact-arithmetic denominator taken from the edges (`d1 − d3
+    // = |ab|²`, ...), which does not cancel to 0 far from the triangle, and is clamped (NaN to
+    // 0), so the point stays on the triangle.
+    let unit = |v: f64| v.max(0.0).min(1.0);
     let vc = d1 * d4 - d3 * d2;
     if vc <= 0.0 && d1 >= 0.0 && d3 <= 0.0 {
-        return at(d1 / (d1 - d3), 0.0);
+        return at(unit(d1 / dot(ab, ab)), 0.0);
     }
     let cp = sub(p, c);
     let (d5, d6) = (dot(ab, cp), dot(ac, cp));
@@ -108,18 +112,21 @@ pub fn closest_point_on_triangle(p: [f64; 3], [a, b, c]: [[f64; 3]; 3]) -> [f64;
     }
     let vb = d5 * d2 - d1 * d6;
     if vb <= 0.0 && d2 >= 0.0 && d6 <= 0.0 {
-        return at(0.0, d2 / (d2 - d6));
+        return at(0.0, unit(d2 / dot(ac, ac)));
     }
     let va = d3 * d6 - d5 * d4;
     if va <= 0.0 && (d4 - d3) >= 0.0 && (d5 - d6) >= 0.0 {
-        let w = (d4 - d3) / ((d4 - d3) + (d5 - d6));
-        return std::array::from_fn(|i| b[i] + w * (c[i] - b[i]));
+        let bc = sub(c, b);
+        let w = unit((d4 - d3) / dot(bc, bc));
+        return std::array::from_fn(|i| b[i] + w * bc[i]);
     }
-    let sum = va + vb + vc;
-    if sum.abs() < f64::MIN_POSITIVE {
+    let n = cross(ab, ac);
+    let area2 = dot(n, n);
+    if area2.is_nan() || area2 < f64::MIN_POSITIVE {
         return a;
     }
-    at(vb / sum, vc / sum)
+    let v = unit(vb / area2);
+    at(v, (vc / area2).max(0.0).min(1.0 - v))
 }
 
 /// What a cloth's following pins resolved to, for [`Followers::add`].

@@ -159,6 +159,8 @@ struct Broadphase {
     /// The last pose of a step in which the mesh stood still, with the rigid pose and frames
     /// (two frames and a weight) it was sampled at.
     still: Option<(Pose, (usize, usize, f64), MeshPose)>,
+    /// The time (s), vertices and pseudo-normals at the end of the last moving step.
+    last_end: Option<(f64, Vec<[f32; 3]>, Normals)>,
 }
 
 impl Clone for Broadphase {
@@ -379,8 +381,21 @@ impl MeshCollider {
 
     /// The mesh for the time step from `t0` to `t1` (s).
     pub fn sample(&self, t0: f64, t1: f64) -> MeshPose {
+        self.sample_from(t0, t1, None)
+    }
+
+    /// [`MeshCollider::sample`], given the vertices and pseudo-normals at `t0` if they are known
+    /// (the end of the previous step).
+    fn sample_from(&self, t0: f64, t1: f64, known_start: Option<(Vec<[f32; 3]>, Normals)>) -> MeshPose {
         let end = self.vertices_at(t1);
-        let start = if self.still(t0, t1) { end.clone() } else { self.vertices_at(t0) };
+        let (start, known_normals) = if self.still(t0, t1) {
+            (end.clone(), None)
+        } else {
+            match known_start {
+                Some((vertices, normals)) => (vertices, Some(normals)),
+                None => (self.vertices_at(t0), None),
+            }
+        };
         let boxes = self
             .triangles
             .iter()
@@ -399,13 +414,18 @@ impl MeshCollider {
         let moving = start != end;
         let normals = |v: &[[f32; 3]]| normals(v, &self.triangles, &self.edges, self.edge_count);
         let end_normals = normals(&end);
-        let start_normals = if moving { normals(&start) } else { end_normals.clone() };
+        let start_normals = match known_normals {
+            _ if !moving => end_normals.clone(),
+            Some(n) => n,
+            None => normals(&start),
+        };
         MeshPose { start, end, boxes, moving, start_normals, end_normals }
     }
 
     /// [`MeshCollider::sample`] for the solver's step from `t0` to `t1` (s), with the BVH refit
     /// to it ([`MeshCollider::refit`]). A mesh that stands still over the step in the same place
-    /// as in the last such step is not sampled again.
+    /// as in the last such step is not sampled again, and a moving one takes its start from the
+    /// end of the previous step when that ended at `t0` (the same numbers, computed once).
     pub fn prepare(&mut self, t0: f64, t1: f64) -> MeshPose {
         let pose = if self.still(t0, t1) {
             let key = (pose_at(&self.keys, t1), self.frames_at(t1));
@@ -418,7 +438,10 @@ impl MeshCollider {
                 }
             }
         } else {
-            self.sample(t0, t1)
+            let known = self.broadphase.last_end.take().filter(|(t, ..)| *t == t0).map(|(_, v, n)| (v, n));
+            let pose = self.sample_from(t0, t1, known);
+            self.broadphase.last_end = Some((t1, pose.end.clone(), pose.end_normals.clone()));
+            pose
         };
         self.refit(&pose);
         pose
@@ -533,6 +556,28 @@ mod tests {
         let pose = m.sample(1.0, 1.25);
         assert!(pose.moving);
         assert_eq!(pose.boxes[0], [[-1.0, 0.0, -1.0], [1.0, 0.5, 1.0]]);
+    }
+
+    #[test]
+    fn prepared_poses_are_the_sampled_ones() {
+        // Still before 0.1 s, moving by frames and keys until 0.3 s, still afterwards: the caches
+        // of `prepare` (still poses, the previous end as the next start) change nothing.
+        let mut d = quad();
+        d.frames.push(d.frames[0].iter().map(|v| [v[0], v[1] + 1.0, v[2] * 2.0]).collect());
+        d.frame_start = 0.1;
+        d.frame_interval = 0.2;
+        d.keys = vec![
+            RigidKey { time: 0.1, ..RigidKey::at([0.0; 3]) },
+            RigidKey { time: 0.3, position: [1.0, 0.0, 0.0], rotation: [0.0, 0.3, 0.0, 1.0] },
+        ];
+        let mut m = MeshCollider::new(&d).unwrap();
+        let (plain, h) = (m.clone(), 1.0 / 60.0);
+        let mut t = 0.0f64;
+        for step in 0..30 {
+            let pose = m.prepare(t, t + h);
+            assert_eq!(pose, plain.sample(t, t + h), "step {step}");
+            t += h;
+        }
     }
 
     #[test]

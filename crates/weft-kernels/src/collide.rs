@@ -545,11 +545,13 @@ impl ContactArrays<'_> {
         });
     }
 
-    /// [`sweep_contacts`] as a team phase.
-    pub(crate) fn sweep_phase(&self, team: &Team<'_>, prev: &[Record]) {
+    /// [`sweep_contacts`] as a team phase; the particles this thread moved.
+    pub(crate) fn sweep_phase(&self, team: &Team<'_>, prev: &[Record]) -> u64 {
+        let mut swept = 0;
         self.for_each_chunk(team, |range, x, _| {
-            sweep_contacts(self.colliders, x, &prev[range], self.path);
+            swept += sweep_contacts(self.colliders, x, &prev[range], self.path);
         });
+        swept
     }
 
     /// [`apply_friction`] as a team phase.

@@ -64,7 +64,9 @@ pub fn closest_point(p: V3<f32>, [a, b, c]: [V3<f32>; 3]) -> (V3<f32>, [f32; 3],
     }
     let vc = d1 * d4 - d3 * d2;
     if vc <= 0.0 && d1 >= 0.0 && d3 <= 0.0 {
-        let v = d1 / (d1 - d3);
+        // `d1 − d3` is `|ab|²` in exact arithmetic; taken from the edge, it does not cancel to 0
+        // when `p` is far away.
+        let v = unit_interval(d1 / dot3(ab, ab));
         return (add3(a, scale3(ab, v)), [1.0 - v, v, 0.0], 3);
     }
     let cp = sub3(p, c);
@@ -74,20 +76,30 @@ pub fn closest_point(p: V3<f32>, [a, b, c]: [V3<f32>; 3]) -> (V3<f32>, [f32; 3],
     }
     let vb = d5 * d2 - d1 * d6;
     if vb <= 0.0 && d2 >= 0.0 && d6 <= 0.0 {
-        let w = d2 / (d2 - d6);
+        let w = unit_interval(d2 / dot3(ac, ac)); // `d2 − d6 = |ac|²`
         return (add3(a, scale3(ac, w)), [1.0 - w, 0.0, w], 5);
     }
     let va = d3 * d6 - d5 * d4;
     if va <= 0.0 && (d4 - d3) >= 0.0 && (d5 - d6) >= 0.0 {
-        let w = (d4 - d3) / ((d4 - d3) + (d5 - d6));
-        return (add3(b, scale3(sub3(c, b), w)), [0.0, 1.0 - w, w], 4);
+        let bc = sub3(c, b);
+        let w = unit_interval((d4 - d3) / dot3(bc, bc)); // `(d4 − d3) + (d5 − d6) = |bc|²`
+        return (add3(b, scale3(bc, w)), [0.0, 1.0 - w, w], 4);
     }
-    let sum = va + vb + vc;
-    if sum.abs() < f32::MIN_POSITIVE {
+    // `va + vb + vc = |ab × ac|²`.
+    let n = [ab[1] * ac[2] - ab[2] * ac[1], ab[2] * ac[0] - ab[0] * ac[2], ab[0] * ac[1] - ab[1] * ac[0]];
+    let area2 = dot3(n, n);
+    if area2.is_nan() || area2 < f32::MIN_POSITIVE {
         return (a, [1.0, 0.0, 0.0], 0);
     }
-    let (v, w) = (vb / sum, vc / sum);
+    let v = unit_interval(vb / area2);
+    let w = (vc / area2).max(0.0).min(1.0 - v);
     (add3(a, add3(scale3(ab, v), scale3(ac, w))), [1.0 - v - w, v, w], 6)
+}
+
+/// `v` clamped to `[0, 1]`, NaN to 0: far from a triangle, rounding may put a closest point's
+/// coordinates outside their range, or make them 0/0; the point stays on the triangle.
+fn unit_interval(v: f32) -> f32 {
+    v.max(0.0).min(1.0)
 }
 
 /// The closest point of a mesh's candidate triangles to a particle.
@@ -418,6 +430,18 @@ mod tests {
         // Far enough: untouched.
         let (x, push) = project(&mesh, &pose, &all, 1.0, [0.1, 0.5, 0.1]);
         assert_eq!((x, push), ([0.1, 0.5, 0.1], 0.0));
+    }
+
+    #[test]
+    fn closest_points_far_away_stay_on_the_triangle() {
+        // 9e8 m away (found by the `arbitrary_scene` fuzz target, a mesh of thickness 1e9 m):
+        // Ericson's `d1 / (d1 − d3)` cancelled to 0/0 there.
+        let tri = [[3.5, -1.625, 0.51], [-1e-38, -0.56, -2.375], [-0.05, 2.0, 3.43]];
+        for p in [[-886348300.0, 363437920.0, 286879040.0], [1e10, -1e10, 3e9], [0.3, 0.2, 1e9]] {
+            let (q, bary, _) = closest_point(p, tri);
+            assert!(q.iter().chain(&bary).all(|c| c.is_finite()), "{p:?}: {q:?} {bary:?}");
+            assert!(bary.iter().all(|&b| (-1e-6..=1.0 + 1e-6).contains(&b)), "{bary:?}");
+        }
     }
 
     #[test]

@@ -96,6 +96,9 @@ pub struct ColliderStats {
     /// `crate::collide`), when asked for (with the residuals); `Some(0)` for a scene without
     /// colliders.
     pub deep: Option<u64>,
+    /// Particles the swept check moved back to where their path entered an analytic collider
+    /// (see `crate::collide`), summed over the steps accumulated.
+    pub swept: u64,
 }
 
 impl StepStats {
@@ -117,6 +120,7 @@ impl StepStats {
         if later.colliders.deep.is_some() {
             self.colliders.deep = later.colliders.deep;
         }
+        self.colliders.swept += later.colliders.swept;
         self.self_collision.accumulate(&later.self_collision);
         self.dropped_at_build = later.dropped_at_build;
     }

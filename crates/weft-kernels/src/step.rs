@@ -119,7 +119,7 @@ pub fn step(model: &mut Model, options: &StepOptions) -> StepStats {
     let any_collider = !placed.is_empty() || nm > 0;
     let mut deep = vec![0u64; if any_collider { collide::chunks(len) } else { 0 }];
     let deep_counts = SharedSlice::new(&mut deep);
-    let per_thread: Vec<[u64; 5]> = team::run(|team| {
+    let per_thread: Vec<([u64; 5], u64)> = team::run(|team| {
         if forces_len > 0 {
             // SAFETY: nothing writes positions or velocities during the force phases.
             let (x, v) = unsafe { (arrays.positions.as_slice(), arrays.velocities.as_slice()) };
@@ -141,9 +141,7 @@ pub fn step(model: &mut Model, options: &StepOptions) -> StepStats {
         // SAFETY: the previous positions are written only by the prediction phase, which every
         // thread has finished (barrier); nothing writes them again before the team ends.
         let prev = unsafe { arrays.prev.as_slice() };
-        if !placed.is_empty() {
-            colliders.sweep_phase(team, prev);
-        }
+        let swept = if placed.is_empty() { 0 } else { colliders.sweep_phase(team, prev) };
         for (lambdas, &len) in lambdas.iter().zip(&lambda_lens) {
             reset_phase(team, *lambdas, len);
         }
@@ -191,9 +189,10 @@ pub fn step(model: &mut Model, options: &StepOptions) -> StepStats {
             }
         }
         velocity_phase(team, &arrays, &time_step);
-        degenerate
+        (degenerate, swept)
     });
-    let degenerate = per_thread.iter().fold([0u64; 5], |a, b| std::array::from_fn(|k| a[k] + b[k]));
+    let degenerate = per_thread.iter().fold([0u64; 5], |a, (b, _)| std::array::from_fn(|k| a[k] + b[k]));
+    let swept = per_thread.iter().map(|(_, s)| s).sum();
     *parts.time += time_step.h64;
     let x = &*p.positions;
     let kind = |k: usize, residual: &dyn Fn() -> crate::Residual| KindStats {
@@ -206,7 +205,7 @@ pub fn step(model: &mut Model, options: &StepOptions) -> StepStats {
         tethers: kind(2, &|| tether::residual(&tether_lanes, x)),
         volume: kind(3, &|| volume::residual(parts.volumes, x)),
         self_collision: KindStats { degenerate: degenerate[4], residual: None },
-        colliders: crate::ColliderStats { deep: options.residual.then(|| deep.iter().sum()) },
+        colliders: crate::ColliderStats { deep: options.residual.then(|| deep.iter().sum()), swept },
         dropped_at_build,
     }
 }

@@ -42,7 +42,8 @@ fn closest_point(p: Vec3, a: Vec3, b: Vec3, c: Vec3) -> (Vec3, [f32; 3], u8) {
     }
     let vc = d1 * d4 - d3 * d2;
     if vc <= 0.0 && d1 >= 0.0 && d3 <= 0.0 {
-        let v = d1 / (d1 - d3);
+        // d1 − d3 = |ab|², taken from the edge (no cancellation far away); clamped, NaN to 0.
+        let v = (d1 / ab.dot(ab)).max(0.0).min(1.0);
         return (a + ab * v, [1.0 - v, v, 0.0], 3);
     }
     let cp = p - c;
@@ -52,19 +53,22 @@ fn closest_point(p: Vec3, a: Vec3, b: Vec3, c: Vec3) -> (Vec3, [f32; 3], u8) {
     }
     let vb = d5 * d2 - d1 * d6;
     if vb <= 0.0 && d2 >= 0.0 && d6 <= 0.0 {
-        let w = d2 / (d2 - d6);
+        let w = (d2 / ac.dot(ac)).max(0.0).min(1.0);
         return (a + ac * w, [1.0 - w, 0.0, w], 5);
     }
     let va = d3 * d6 - d5 * d4;
     if va <= 0.0 && (d4 - d3) >= 0.0 && (d5 - d6) >= 0.0 {
-        let w = (d4 - d3) / ((d4 - d3) + (d5 - d6));
-        return (b + (c - b) * w, [0.0, 1.0 - w, w], 4);
+        let bc = c - b;
+        let w = ((d4 - d3) / bc.dot(bc)).max(0.0).min(1.0);
+        return (b + bc * w, [0.0, 1.0 - w, w], 4);
     }
-    let sum = va + vb + vc;
-    if sum.abs() < f32::MIN_POSITIVE {
+    // va + vb + vc = |ab × ac|².
+    let area2 = ab.cross(ac).dot(ab.cross(ac));
+    if area2.is_nan() || area2 < f32::MIN_POSITIVE {
         return (a, [1.0, 0.0, 0.0], 0);
     }
-    let (v, w) = (vb / sum, vc / sum);
+    let v = (vb / area2).max(0.0).min(1.0);
+    let w = (vc / area2).max(0.0).min(1.0 - v);
     (a + (ab * v + ac * w), [1.0 - v - w, v, w], 6)
 }
 

@@ -65,6 +65,8 @@ pub struct ReferenceStepStats {
     pub self_collision: u64,
     /// Free particles deeper in a collider than half its thickness after the step.
     pub collider_deep: u64,
+    /// Particles the swept check moved back to where their path entered a collider.
+    pub collider_swept: u64,
 }
 
 /// How far the distance constraints are from being satisfied: statistics of `|C|` in m.
@@ -151,12 +153,12 @@ impl ReferenceSolver {
         let end = self.time + self.time_step.h64;
         self.follow(end);
         self.colliders.begin_step(self.particles.len(), self.time, end);
+        let mut stats = ReferenceStepStats::default();
         if !self.colliders.is_empty() {
-            self.colliders.sweep_all(&mut self.particles);
+            stats.collider_swept = self.colliders.sweep_all(&mut self.particles);
         }
         self.reset_lambdas();
         self.self_collision.find_contacts(&self.particles);
-        let mut stats = ReferenceStepStats::default();
         self.meshes.begin_step(&self.particles, self.time, end);
         for _ in 0..self.iterations {
             stats.distance += self.project_distances();
