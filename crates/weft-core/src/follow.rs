@@ -100,6 +100,7 @@ pub fn closest_point_on_triangle(p: [f64; 3], [a, b, c]: [[f64; 3]; 3]) -> [f64;
     // Each division below has its exact-arithmetic denominator taken from the edges (`d1 − d3
     // = |ab|²`, ...), which does not cancel to 0 far from the triangle, and is clamped (NaN to
     // 0), so the point stays on the triangle.
+    #[allow(clippy::manual_clamp)] // `clamp` keeps a NaN, which must become 0 here
     let unit = |v: f64| v.max(0.0).min(1.0);
     let vc = d1 * d4 - d3 * d2;
     if vc <= 0.0 && d1 >= 0.0 && d3 <= 0.0 {

@@ -98,6 +98,7 @@ pub fn closest_point(p: V3<f32>, [a, b, c]: [V3<f32>; 3]) -> (V3<f32>, [f32; 3],
 
 /// `v` clamped to `[0, 1]`, NaN to 0: far from a triangle, rounding may put a closest point's
 /// coordinates outside their range, or make them 0/0; the point stays on the triangle.
+#[allow(clippy::manual_clamp)] // `clamp` keeps a NaN, which must become 0 here
 fn unit_interval(v: f32) -> f32 {
     v.max(0.0).min(1.0)
 }

@@ -27,6 +27,12 @@ use weft_core::mesh_collider::{MeshCollider, MeshPose, Normals, boxes_meet, quer
 
 use crate::particle::Particle;
 
+/// `v` in `[0, 1]`, NaN to 0 (far from a triangle rounding can leave the range or give 0/0).
+#[allow(clippy::manual_clamp)] // `clamp` keeps a NaN
+fn unit(v: f32) -> f32 {
+    v.max(0.0).min(1.0)
+}
+
 /// The closest point of a triangle to `p` and its barycentric coordinates: the seven Voronoi
 /// regions of Ericson's *Real-Time Collision Detection* (5.1.5).
 fn closest_point(p: Vec3, a: Vec3, b: Vec3, c: Vec3) -> (Vec3, [f32; 3], u8) {
@@ -43,7 +49,7 @@ fn closest_point(p: Vec3, a: Vec3, b: Vec3, c: Vec3) -> (Vec3, [f32; 3], u8) {
     let vc = d1 * d4 - d3 * d2;
     if vc <= 0.0 && d1 >= 0.0 && d3 <= 0.0 {
         // d1 − d3 = |ab|², taken from the edge (no cancellation far away); clamped, NaN to 0.
-        let v = (d1 / ab.dot(ab)).max(0.0).min(1.0);
+        let v = unit(d1 / ab.dot(ab));
         return (a + ab * v, [1.0 - v, v, 0.0], 3);
     }
     let cp = p - c;
@@ -53,13 +59,13 @@ fn closest_point(p: Vec3, a: Vec3, b: Vec3, c: Vec3) -> (Vec3, [f32; 3], u8) {
     }
     let vb = d5 * d2 - d1 * d6;
     if vb <= 0.0 && d2 >= 0.0 && d6 <= 0.0 {
-        let w = (d2 / ac.dot(ac)).max(0.0).min(1.0);
+        let w = unit(d2 / ac.dot(ac));
         return (a + ac * w, [1.0 - w, 0.0, w], 5);
     }
     let va = d3 * d6 - d5 * d4;
     if va <= 0.0 && (d4 - d3) >= 0.0 && (d5 - d6) >= 0.0 {
         let bc = c - b;
-        let w = ((d4 - d3) / bc.dot(bc)).max(0.0).min(1.0);
+        let w = unit((d4 - d3) / bc.dot(bc));
         return (b + bc * w, [0.0, 1.0 - w, w], 4);
     }
     // va + vb + vc = |ab × ac|².
@@ -67,7 +73,7 @@ fn closest_point(p: Vec3, a: Vec3, b: Vec3, c: Vec3) -> (Vec3, [f32; 3], u8) {
     if area2.is_nan() || area2 < f32::MIN_POSITIVE {
         return (a, [1.0, 0.0, 0.0], 0);
     }
-    let v = (vb / area2).max(0.0).min(1.0);
+    let v = unit(vb / area2);
     let w = (vc / area2).max(0.0).min(1.0 - v);
     (a + (ab * v + ac * w), [1.0 - v - w, v, w], 6)
 }
