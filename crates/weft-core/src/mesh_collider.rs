@@ -10,11 +10,10 @@
 //! ([`MeshCollider::sample`]), so the fast solver and the reference see the same vertices.
 //!
 //! The mesh is *thin*: it has no inside. A particle is kept at `thickness` (m, `> 0`: on the
-//! surface itself a particle's side would be a matter of rounding) from each triangle on the
-//! side of it that it was on at the start of the time step (its previous position decides), so a
-//! particle that a fast motion carried through a triangle is pushed back to where it came from,
-//! not out of the far side, and one between two sheets of a mesh stays between them. A closed
-//! body works the same way: cloth that starts outside stays outside.
+//! surface itself a particle's side would be a matter of rounding) from the surface on
+//! the side it was on at the start of the time step (its previous position decides), so a particle
+//! that a fast motion carried through a triangle is pushed back to where it came from, not out of
+//! the far side. A closed body works the same way: cloth that starts outside stays outside.
 //!
 //! **Sides and pseudo-normals.** Which side of the surface a point is on is the sign of
 //! `(x − q)·N`, with `q` its closest point on the mesh and `N` the *pseudo-normal* of the feature

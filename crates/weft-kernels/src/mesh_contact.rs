@@ -2,16 +2,14 @@
 //! as team phases.
 //!
 //! Each step, after the prediction, every free particle gets its candidate triangles of every
-//! mesh (the BVH query of [`MeshCollider::candidates`]) and its **side** of each: with `q` the
-//! triangle's point closest to `x_prev` on the mesh at the start of the step and `n` the
+//! mesh (the BVH query of [`MeshCollider::candidates`]) and its **side**: with `q` the point of
+//! the candidates closest to `x_prev` on the mesh at the start of the step and `n` the
 //! pseudo-normal there (see `weft_core::mesh_collider`), `side = −1` if `(x_prev − q)·n < 0`,
-//! else `+1` (0 for a triangle collapsed at the start, which is then left out). A side per
-//! triangle, not per mesh: a particle between two sheets of one mesh is on a different side of
-//! each. A particle without candidates has no contact with that mesh this step.
+//! else `+1`. A particle without
+//! candidates has no contact with that mesh this step.
 //!
 //! In every iteration, with `q` now the closest point of the candidates to `x` on the mesh at the
-//! end of the step, `u = x − q`, `n` the pseudo-normal there and `side` the particle's side of
-//! that triangle:
+//! end of the step, `u = x − q` and `n` the pseudo-normal there:
 //!
 //! ```text
 //! same side  (side·(u·n) ≥ 0):  d = |u|,   normal m =  u/|u|
@@ -114,8 +112,6 @@ pub struct Nearest {
     pub bary: [f32; 3],
     /// The triangle.
     pub triangle: u32,
-    /// The triangle's position in the candidate list.
-    pub candidate: usize,
     /// The pseudo-normal of the feature the point lies on.
     pub normal: V3<f32>,
 }
@@ -124,76 +120,43 @@ fn corners(vertices: &[[f32; 3]], t: [u32; 3]) -> [V3<f32>; 3] {
     t.map(|v| vertices[v as usize])
 }
 
-/// The closest point to `x` of triangle `t` of `mesh` over `vertices`, with the pseudo-normal
-/// (from `normals`) of the feature it lies on; `None` if the triangle is collapsed.
-fn on_triangle(
-    mesh: &MeshCollider,
-    vertices: &[[f32; 3]],
-    normals: &Normals,
-    t: u32,
-    x: V3<f32>,
-) -> Option<(V3<f32>, [f32; 3], V3<f32>)> {
-    let [a, b, c] = corners(vertices, mesh.triangles[t as usize]);
-    let (e1, e2) = (sub3(b, a), sub3(c, a));
-    let cross = [e1[1] * e2[2] - e1[2] * e2[1], e1[2] * e2[0] - e1[0] * e2[2], e1[0] * e2[1] - e1[1] * e2[0]];
-    if dot3(cross, cross) <= MIN_AREA2 {
-        return None;
-    }
-    let (q, bary, feature) = closest_point(x, [a, b, c]);
-    Some((q, bary, normals.of(mesh.triangle_edges(), &mesh.triangles, t as usize, feature)))
-}
-
 /// The candidate (of `candidates`, triangles of `mesh` over `vertices` with pseudo-normals
-/// `normals`) closest to `x`, among those whose side is not 0; `None` if there is none (or
-/// every one is collapsed).
+/// `normals`) closest to `x`; `None` if every candidate is collapsed or there is none.
 pub fn nearest(
     mesh: &MeshCollider,
     vertices: &[[f32; 3]],
     normals: &Normals,
     candidates: &[u32],
-    sides: &[f32],
     x: V3<f32>,
 ) -> Option<Nearest> {
     let mut best: Option<(f32, Nearest)> = None;
-    for (k, (&t, &side)) in candidates.iter().zip(sides).enumerate() {
-        if side == 0.0 {
+    for &t in candidates {
+        let [a, b, c] = corners(vertices, mesh.triangles[t as usize]);
+        let (e1, e2) = (sub3(b, a), sub3(c, a));
+        let cross =
+            [e1[1] * e2[2] - e1[2] * e2[1], e1[2] * e2[0] - e1[0] * e2[2], e1[0] * e2[1] - e1[1] * e2[0]];
+        if dot3(cross, cross) <= MIN_AREA2 {
             continue;
         }
-        let Some((q, bary, normal)) = on_triangle(mesh, vertices, normals, t, x) else { continue };
+        let (q, bary, feature) = closest_point(x, [a, b, c]);
         let u = sub3(x, q);
         let d2 = dot3(u, u);
         if best.is_none_or(|(b2, _)| d2 < b2) {
-            best = Some((d2, Nearest { point: q, bary, triangle: t, candidate: k, normal }));
+            let normal = normals.of(mesh.triangle_edges(), &mesh.triangles, t as usize, feature);
+            best = Some((d2, Nearest { point: q, bary, triangle: t, normal }));
         }
     }
     best.map(|(_, n)| n)
 }
 
-/// The side (`±1`) of the particle at `prev` relative to each candidate triangle on the mesh at
-/// the start of the step (0 for one collapsed then): the sign of `(prev − q)·N` with `q` the
-/// triangle's point closest to `prev` and `N` the pseudo-normal there (module docs), appended to
-/// `out`.
-pub fn sides_into(
-    mesh: &MeshCollider,
-    pose: &MeshPose,
-    candidates: &[u32],
-    prev: V3<f32>,
-    out: &mut Vec<f32>,
-) {
-    out.extend(candidates.iter().map(|&t| {
-        match on_triangle(mesh, &pose.start, &pose.start_normals, t, prev) {
-            None => 0.0,
-            Some((q, _, n)) if dot3(sub3(prev, q), n) < 0.0 => -1.0,
-            Some(_) => 1.0,
-        }
-    }));
-}
-
-/// [`sides_into`] as a new list.
-pub fn sides(mesh: &MeshCollider, pose: &MeshPose, candidates: &[u32], prev: V3<f32>) -> Vec<f32> {
-    let mut out = Vec::with_capacity(candidates.len());
-    sides_into(mesh, pose, candidates, prev, &mut out);
-    out
+/// The side (`±1`) of the particle at `prev` relative to the candidates on the mesh at the start
+/// of the step, or 0 without a candidate (module docs).
+pub fn side(mesh: &MeshCollider, pose: &MeshPose, candidates: &[u32], prev: V3<f32>) -> f32 {
+    match nearest(mesh, &pose.start, &pose.start_normals, candidates, prev) {
+        None => 0.0,
+        Some(n) if dot3(sub3(prev, n.point), n.normal) < 0.0 => -1.0,
+        Some(_) => 1.0,
+    }
 }
 
 /// The signed distance (m) of `x` to the mesh at the end of the step, from the particle's side,
@@ -203,11 +166,13 @@ pub fn signed_distance(
     mesh: &MeshCollider,
     pose: &MeshPose,
     candidates: &[u32],
-    sides: &[f32],
+    side: f32,
     x: V3<f32>,
 ) -> Option<(f32, V3<f32>, Nearest)> {
-    let n = nearest(mesh, &pose.end, &pose.end_normals, candidates, sides, x)?;
-    let side = sides[n.candidate];
+    if side == 0.0 {
+        return None;
+    }
+    let n = nearest(mesh, &pose.end, &pose.end_normals, candidates, x)?;
     let u = sub3(x, n.point);
     let len = dot3(u, u).sqrt();
     let same = side * dot3(u, n.normal) >= 0.0;
@@ -226,10 +191,10 @@ pub fn project(
     mesh: &MeshCollider,
     pose: &MeshPose,
     candidates: &[u32],
-    sides: &[f32],
+    side: f32,
     x: V3<f32>,
 ) -> (V3<f32>, f32) {
-    match signed_distance(mesh, pose, candidates, sides, x) {
+    match signed_distance(mesh, pose, candidates, side, x) {
         Some((d, m, _)) if d - mesh.thickness < 0.0 => {
             let push = mesh.thickness - d;
             (add3(x, scale3(m, push)), push)
@@ -245,7 +210,7 @@ pub fn friction(
     mesh: &MeshCollider,
     pose: &MeshPose,
     candidates: &[u32],
-    sides: &[f32],
+    side: f32,
     x: V3<f32>,
     prev: V3<f32>,
     depth: f32,
@@ -253,7 +218,7 @@ pub fn friction(
     if depth <= 0.0 {
         return x;
     }
-    let Some((_, m, n)) = signed_distance(mesh, pose, candidates, sides, x) else {
+    let Some((_, m, n)) = signed_distance(mesh, pose, candidates, side, x) else {
         return x;
     };
     let mut r = sub3(x, prev);
@@ -286,15 +251,13 @@ pub(crate) struct ChunkContacts {
     start: Vec<u32>,
     /// Candidate triangles.
     triangles: Vec<u32>,
-    /// Side per candidate (parallel to `triangles`): ±1, or 0 for a triangle collapsed at the
-    /// start of the step.
-    sides: Vec<f32>,
+    /// Side per (particle, mesh): ±1, or 0 for no contact.
+    side: Vec<f32>,
 }
 
 impl ChunkContacts {
-    fn pair(&self, k: usize) -> (&[u32], &[f32]) {
-        let range = self.start[k] as usize..self.start[k + 1] as usize;
-        (&self.triangles[range.clone()], &self.sides[range])
+    fn pair(&self, k: usize) -> (&[u32], f32) {
+        (&self.triangles[self.start[k] as usize..self.start[k + 1] as usize], self.side[k])
     }
 }
 
@@ -349,7 +312,7 @@ impl MeshArrays<'_> {
         self.for_each_chunk(team, |range, x, _, k| {
             k.start.clear();
             k.triangles.clear();
-            k.sides.clear();
+            k.side.clear();
             k.start.push(0);
             for (i, r) in x.iter().enumerate() {
                 let p = xyz(prev[range.start + i]);
@@ -358,7 +321,7 @@ impl MeshArrays<'_> {
                     if let Some(query) = query_box(p, xyz(*r), mesh.thickness).filter(|_| r[3] > 0.0) {
                         mesh.candidates(pose, &query, &mut k.triangles);
                     }
-                    sides_into(mesh, pose, &k.triangles[from..], p, &mut k.sides);
+                    k.side.push(side(mesh, pose, &k.triangles[from..], p));
                     k.start.push(k.triangles.len() as u32);
                 }
             }
@@ -373,8 +336,8 @@ impl MeshArrays<'_> {
             for (i, r) in x.iter_mut().enumerate() {
                 let mut p = xyz(*r);
                 for (j, (mesh, pose)) in self.meshes.iter().zip(self.poses).enumerate() {
-                    let (candidates, sides) = k.pair(i * nm + j);
-                    let (moved, push) = project(mesh, pose, candidates, sides, p);
+                    let (candidates, side) = k.pair(i * nm + j);
+                    let (moved, push) = project(mesh, pose, candidates, side, p);
                     p = moved;
                     if accumulate {
                         d[i * nm + j] += push;
@@ -392,8 +355,8 @@ impl MeshArrays<'_> {
             for (i, r) in x.iter_mut().enumerate() {
                 let mut p = xyz(*r);
                 for (j, (mesh, pose)) in self.meshes.iter().zip(self.poses).enumerate() {
-                    let (candidates, sides) = k.pair(i * nm + j);
-                    p = friction(mesh, pose, candidates, sides, p, xyz(prev[range.start + i]), d[i * nm + j]);
+                    let (candidates, side) = k.pair(i * nm + j);
+                    p = friction(mesh, pose, candidates, side, p, xyz(prev[range.start + i]), d[i * nm + j]);
                 }
                 *r = [p[0], p[1], p[2], r[3]];
             }
@@ -414,8 +377,8 @@ impl MeshArrays<'_> {
             for (i, r) in x.iter().enumerate() {
                 let p = xyz(*r);
                 let deep = self.meshes.iter().zip(self.poses).enumerate().any(|(j, (mesh, pose))| {
-                    let (candidates, sides) = k.pair(i * nm + j);
-                    signed_distance(mesh, pose, candidates, sides, p)
+                    let (candidates, side) = k.pair(i * nm + j);
+                    signed_distance(mesh, pose, candidates, side, p)
                         .is_some_and(|(d, _, _)| is_deep(d, mesh.thickness))
                 });
                 if deep && r[3] > 0.0 && !deep_elsewhere(p) {
@@ -456,49 +419,18 @@ mod tests {
         let pose = mesh.sample(0.0, 0.1);
         let all = [0, 1];
         // Came from above, predicted 0.2 m below: pushed back above, to the thickness.
-        let s = sides(&mesh, &pose, &all, [0.1, 0.05, 0.1]);
-        assert_eq!(s, [1.0, 1.0]);
-        let (x, push) = project(&mesh, &pose, &all, &s, [0.1, -0.2, 0.1]);
+        let s = side(&mesh, &pose, &all, [0.1, 0.05, 0.1]);
+        assert_eq!(s, 1.0);
+        let (x, push) = project(&mesh, &pose, &all, s, [0.1, -0.2, 0.1]);
         assert!((x[1] - 0.01).abs() < 1e-6 && (push - 0.21).abs() < 1e-6, "{x:?} {push}");
         // Came from below: kept below.
-        let s = sides(&mesh, &pose, &all, [0.1, -0.05, 0.1]);
-        assert_eq!(s, [-1.0, -1.0]);
-        let (x, _) = project(&mesh, &pose, &all, &s, [0.1, 0.2, 0.1]);
+        let s = side(&mesh, &pose, &all, [0.1, -0.05, 0.1]);
+        assert_eq!(s, -1.0);
+        let (x, _) = project(&mesh, &pose, &all, s, [0.1, 0.2, 0.1]);
         assert!((x[1] + 0.01).abs() < 1e-6, "{x:?}");
         // Far enough: untouched.
-        let (x, push) = project(&mesh, &pose, &all, &[1.0, 1.0], [0.1, 0.5, 0.1]);
+        let (x, push) = project(&mesh, &pose, &all, 1.0, [0.1, 0.5, 0.1]);
         assert_eq!((x, push), ([0.1, 0.5, 0.1], 0.0));
-    }
-
-    #[test]
-    fn a_particle_between_two_sheets_is_kept_between_them() {
-        // One mesh, two parallel sheets facing up, at y = 0 and y = 0.04. A particle at
-        // y = 0.015 (above the lower sheet, nearer to it) moving up by 0.015 in one step ends
-        // nearer to the upper sheet, below it: it crossed neither, so it must not be pushed
-        // through the upper one.
-        let sheet = |y: f32| vec![[-1.0, y, -1.0], [1.0, y, -1.0], [1.0, y, 1.0], [-1.0, y, 1.0]];
-        let frame = [sheet(0.0), sheet(0.04)].concat();
-        let mesh = MeshCollider::new(&MeshColliderDesc {
-            triangles: vec![[0, 2, 1], [0, 3, 2], [4, 6, 5], [4, 7, 6]],
-            frames: vec![frame],
-            thickness: 0.005,
-            ..MeshColliderDesc::default()
-        })
-        .unwrap();
-        let pose = mesh.sample(0.0, 0.01);
-        let (prev, x) = ([0.1, 0.015, 0.1], [0.1, 0.03, 0.1]);
-        let query = query_box(prev, x, mesh.thickness).unwrap();
-        let mut candidates = Vec::new();
-        mesh.candidates(&pose, &query, &mut candidates);
-        assert_eq!(candidates, [0, 1, 2, 3]);
-        let sides = sides(&mesh, &pose, &candidates, prev);
-        // 1 cm below the upper sheet, beyond its 5 mm thickness: left alone (a side taken per
-        // mesh, from the lower sheet, had it "crossed" the upper one and pushed it through, to
-        // y = 0.045).
-        assert_eq!(project(&mesh, &pose, &candidates, &sides, x), (x, 0.0));
-        // And one that did cross the upper sheet goes back below it.
-        let (y, _) = project(&mesh, &pose, &candidates, &sides, [0.1, 0.06, 0.1]);
-        assert!((y[1] - 0.035).abs() < 1e-6, "{y:?}");
     }
 
     #[test]
@@ -520,7 +452,7 @@ mod tests {
         let pose = mesh.sample(0.0, 0.1);
         // The particle slid 0.01 m along x while the floor rose 0.1 m: friction takes the slide
         // back (|r_t| = 0.01 ≤ μs·depth).
-        let x = friction(&mesh, &pose, &[0, 1], &[1.0, 1.0], [0.11, 0.101, 0.0], [0.1, 0.001, 0.0], 0.1);
+        let x = friction(&mesh, &pose, &[0, 1], 1.0, [0.11, 0.101, 0.0], [0.1, 0.001, 0.0], 0.1);
         assert!((x[0] - 0.1).abs() < 1e-6 && (x[1] - 0.101).abs() < 1e-6, "{x:?}");
     }
 }

@@ -3,15 +3,15 @@
 //! Every step, `weft-core` gives each mesh's vertices at the start and at the end of the step and
 //! each triangle's swept box. A free particle's candidates are *all* the triangles whose box meets
 //! its query box (`weft_core::mesh_collider::query_box`), tested one by one (no BVH), and its
-//! side of each candidate is that of `x_prev` to the triangle's point `q₀` closest to it on the
-//! start mesh, against the pseudo-normal `n₀` of the corner, edge or face `q₀` lies on:
+//! side is that of `x_prev` to the candidate closest to it on the start mesh, against the
+//! pseudo-normal `n₀` of the corner, edge or face that closest point lies on:
 //!
 //! ```text
-//! side = −1 if (x_prev − q₀)·n₀ < 0, else +1          (0 if the triangle is collapsed: left out)
+//! side = −1 if (x_prev − q₀)·n₀ < 0, else +1          (no candidate: no contact this step)
 //! ```
 //!
-//! Each iteration, with `q` the closest candidate point to `x` on the end mesh, `n` the
-//! pseudo-normal there and `side` the particle's side of that triangle:
+//! Each iteration, with `q` the closest candidate point to `x` on the end mesh and `n` the
+//! pseudo-normal there:
 //!
 //! ```text
 //! u = x − q;  same side (side·u·n ≥ 0): d = |u|, m = u/|u|;  else d = −|u|, m = −u/|u|
@@ -78,47 +78,32 @@ fn closest_point(p: Vec3, a: Vec3, b: Vec3, c: Vec3) -> (Vec3, [f32; 3], u8) {
     (a + (ab * v + ac * w), [1.0 - v - w, v, w], 6)
 }
 
-/// The point of triangle `t` (over `vertices`) closest to `x`, its barycentric coordinates and
-/// the pseudo-normal (from `normals`) of the corner, edge or face it lies on; `None` for a
-/// collapsed triangle (cross product of squared length `≤ 1e-30`).
-fn on_triangle(
-    mesh: &MeshCollider,
-    vertices: &[[f32; 3]],
-    normals: &Normals,
-    t: u32,
-    x: Vec3,
-) -> Option<(Vec3, [f32; 3], Vec3)> {
-    let [a, b, c] = mesh.triangles[t as usize].map(|v| Vec3::from_array(vertices[v as usize]));
-    let cross = (b - a).cross(c - a);
-    if cross.dot(cross) <= 1e-30 {
-        return None;
-    }
-    let (q, bary, feature) = closest_point(x, a, b, c);
-    Some((q, bary, Vec3::from_array(normals.of(mesh.triangle_edges(), &mesh.triangles, t as usize, feature))))
-}
+/// A closest point: where, its barycentric coordinates, its triangle, the pseudo-normal there.
+type Hit = (Vec3, [f32; 3], usize, Vec3);
 
-/// A closest point: where, its barycentric coordinates, its triangle, its place among the
-/// candidates, the pseudo-normal there.
-type Hit = (Vec3, [f32; 3], usize, usize, Vec3);
-
-/// The closest point to `x` on the candidates (over `vertices`) whose side is not 0.
+/// The closest candidate point to `x` on `vertices`: point, barycentric coordinates, triangle,
+/// and the pseudo-normal of the feature (corner, edge, face) it lies on, from `normals`.
+/// Collapsed triangles (cross product of squared length `≤ 1e-30`) are skipped.
 fn nearest(
     mesh: &MeshCollider,
     vertices: &[[f32; 3]],
     normals: &Normals,
     candidates: &[u32],
-    sides: &[f32],
     x: Vec3,
 ) -> Option<Hit> {
     let mut best: Option<(f32, Hit)> = None;
-    for (k, &t) in candidates.iter().enumerate() {
-        if sides[k] == 0.0 {
+    for &t in candidates {
+        let [a, b, c] = mesh.triangles[t as usize].map(|v| Vec3::from_array(vertices[v as usize]));
+        let cross = (b - a).cross(c - a);
+        let len2 = cross.dot(cross);
+        if len2 <= 1e-30 {
             continue;
         }
-        let Some((q, bary, n)) = on_triangle(mesh, vertices, normals, t, x) else { continue };
+        let (q, bary, feature) = closest_point(x, a, b, c);
         let d2 = (x - q).dot(x - q);
         if best.is_none_or(|(b2, _)| d2 < b2) {
-            best = Some((d2, (q, bary, t as usize, k, n)));
+            let n = normals.of(mesh.triangle_edges(), &mesh.triangles, t as usize, feature);
+            best = Some((d2, (q, bary, t as usize, Vec3::from_array(n))));
         }
     }
     best.map(|(_, n)| n)
@@ -130,8 +115,7 @@ struct Mesh {
     mesh: MeshCollider,
     pose: Option<MeshPose>,
     candidates: Vec<Vec<u32>>,
-    /// Per particle, the side of its start position to each candidate: ±1, 0 if collapsed.
-    sides: Vec<Vec<f32>>,
+    side: Vec<f32>,
 }
 
 /// The model's mesh colliders and the pushes of the current step.
@@ -146,11 +130,12 @@ impl Mesh {
     /// Signed distance from the particle's side, push direction, and nearest point (point,
     /// barycentric coordinates, triangle).
     fn signed(&self, i: usize, x: Vec3) -> Option<(f32, Vec3, Vec3, [f32; 3], usize)> {
+        let side = self.side[i];
+        if side == 0.0 {
+            return None;
+        }
         let pose = self.pose.as_ref().expect("a step has begun");
-        let sides = &self.sides[i];
-        let (q, bary, t, k, n) =
-            nearest(&self.mesh, &pose.end, &pose.end_normals, &self.candidates[i], sides, x)?;
-        let side = sides[k];
+        let (q, bary, t, n) = nearest(&self.mesh, &pose.end, &pose.end_normals, &self.candidates[i], x)?;
         let u = x - q;
         let len = u.dot(u).sqrt();
         let same = side * u.dot(n) >= 0.0;
@@ -166,7 +151,7 @@ impl MeshColliders {
         let meshes = model
             .mesh_colliders()
             .iter()
-            .map(|m| Mesh { mesh: m.clone(), pose: None, candidates: Vec::new(), sides: Vec::new() })
+            .map(|m| Mesh { mesh: m.clone(), pose: None, candidates: Vec::new(), side: Vec::new() })
             .collect();
         MeshColliders { meshes, depth: Vec::new() }
     }
@@ -196,18 +181,13 @@ impl MeshColliders {
                     }
                 })
                 .collect();
-            m.sides = particles
+            m.side = particles
                 .iter()
                 .zip(&m.candidates)
-                .map(|(p, c)| {
-                    let x = p.prev_position;
-                    c.iter()
-                        .map(|&t| match on_triangle(&m.mesh, &pose.start, &pose.start_normals, t, x) {
-                            None => 0.0,
-                            Some((q, _, n)) if (x - q).dot(n) < 0.0 => -1.0,
-                            Some(_) => 1.0,
-                        })
-                        .collect()
+                .map(|(p, c)| match nearest(&m.mesh, &pose.start, &pose.start_normals, c, p.prev_position) {
+                    None => 0.0,
+                    Some((q, _, _, n)) if (p.prev_position - q).dot(n) < 0.0 => -1.0,
+                    Some(_) => 1.0,
                 })
                 .collect();
             m.pose = Some(pose);
