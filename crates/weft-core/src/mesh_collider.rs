@@ -13,7 +13,10 @@
 //! surface itself a particle's side would be a matter of rounding) from the surface on
 //! the side it was on at the start of the time step (its previous position decides), so a particle
 //! that a fast motion carried through a triangle is pushed back to where it came from, not out of
-//! the far side. A closed body works the same way: cloth that starts outside stays outside.
+//! the far side. A closed body works the same way: cloth that starts outside stays outside. The
+//! side is one per particle and mesh (against the surface nearest at the start of the step):
+//! separate sheets close together are best given as separate colliders (a particle between two
+//! sheets that comes nearer to the other one within a step is taken to have crossed it).
 //!
 //! **Sides and pseudo-normals.** Which side of the surface a point is on is the sign of
 //! `(x − q)·N`, with `q` its closest point on the mesh and `N` the *pseudo-normal* of the feature

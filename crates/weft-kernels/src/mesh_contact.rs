@@ -30,11 +30,19 @@
 
 use weft_core::mesh_collider::{MeshCollider, MeshPose, Normals, query_box};
 
-use crate::integrate::PARTICLE_CHUNK;
 use crate::lane::{V3, add3, dot3, scale3, sub3};
 use crate::records::Record;
 use crate::shared::SharedSlice;
 use crate::team::Team;
+
+/// Particles per work item of a mesh phase: smaller than the other phases' chunks, because
+/// contacts gather where the body is and a chunk's cost is its particles' candidates.
+pub const MESH_CHUNK: usize = 512;
+
+/// Work items (particle chunks) of a mesh phase over `len` particles.
+pub(crate) fn chunks(len: usize) -> usize {
+    len.div_ceil(MESH_CHUNK)
+}
 
 /// Below this length (m) a direction is undefined and the triangle's normal is used instead.
 pub const MIN_DIRECTION: f32 = 1e-12;
@@ -290,8 +298,8 @@ impl MeshArrays<'_> {
         mut f: impl FnMut(std::ops::Range<usize>, &mut [Record], &mut [f32], &mut ChunkContacts),
     ) {
         let nm = self.meshes.len();
-        team.for_each(self.len.div_ceil(PARTICLE_CHUNK), |c| {
-            let range = c * PARTICLE_CHUNK..((c + 1) * PARTICLE_CHUNK).min(self.len);
+        team.for_each(chunks(self.len), |c| {
+            let range = c * MESH_CHUNK..((c + 1) * MESH_CHUNK).min(self.len);
             // SAFETY: each chunk index is claimed by one thread per phase; the chunks' particle
             // ranges (so their depth ranges, `nm` values per particle) and contact entries are
             // disjoint, and during a mesh phase no other code touches records, depths or
@@ -363,17 +371,16 @@ impl MeshArrays<'_> {
         });
     }
 
-    /// `counts[c]` += the free particles of chunk `c` deep in some mesh and for which
-    /// `deep_elsewhere` is false.
+    /// The free particles of the chunks this thread takes that are deep in some mesh and for
+    /// which `deep_elsewhere` is false (a sum over threads: the same for any thread count).
     pub(crate) fn deep_phase(
         &self,
         team: &Team<'_>,
-        counts: SharedSlice<'_, u64>,
         deep_elsewhere: &(dyn Fn(V3<f32>) -> bool + Sync),
-    ) {
+    ) -> u64 {
         let nm = self.meshes.len();
-        self.for_each_chunk(team, |range, x, _, k| {
-            let mut count = 0;
+        let mut count = 0;
+        self.for_each_chunk(team, |_, x, _, k| {
             for (i, r) in x.iter().enumerate() {
                 let p = xyz(*r);
                 let deep = self.meshes.iter().zip(self.poses).enumerate().any(|(j, (mesh, pose))| {
@@ -385,12 +392,8 @@ impl MeshArrays<'_> {
                     count += 1;
                 }
             }
-            let c = range.start / PARTICLE_CHUNK;
-            // SAFETY: `c` is this chunk's index, below `counts.len()` (one per chunk); chunk `c`
-            // is claimed by this thread alone in this phase, and nothing else touches the
-            // counts during it.
-            unsafe { counts.store(c as u32, counts.load(c as u32) + count) };
         });
+        count
     }
 }
 

@@ -29,7 +29,7 @@ use crate::records::Record;
 use crate::shared::SharedSlice;
 use crate::stats::{KindStats, StepStats};
 use crate::team::{self, Team};
-use crate::{aero, bending, collide, distance, self_collide, tether, volume};
+use crate::{aero, bending, collide, distance, mesh_contact, self_collide, tether, volume};
 
 /// How to run a step.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -107,7 +107,8 @@ pub fn step(model: &mut Model, options: &StepOptions) -> StepStats {
     let meshes = &*parts.meshes;
     let pin_targets = parts.followers.targets(meshes, t1);
     let mut mesh_depth = vec![0.0f32; len * nm];
-    let mut mesh_contacts = vec![ChunkContacts::default(); if nm == 0 { 0 } else { collide::chunks(len) }];
+    let mut mesh_contacts =
+        vec![ChunkContacts::default(); if nm == 0 { 0 } else { mesh_contact::chunks(len) }];
     let mesh_arrays = MeshArrays {
         meshes,
         poses: &mesh_poses,
@@ -119,7 +120,7 @@ pub fn step(model: &mut Model, options: &StepOptions) -> StepStats {
     let any_collider = !placed.is_empty() || nm > 0;
     let mut deep = vec![0u64; if any_collider { collide::chunks(len) } else { 0 }];
     let deep_counts = SharedSlice::new(&mut deep);
-    let per_thread: Vec<([u64; 5], u64)> = team::run(|team| {
+    let per_thread: Vec<([u64; 5], u64, u64)> = team::run(|team| {
         if forces_len > 0 {
             // SAFETY: nothing writes positions or velocities during the force phases.
             let (x, v) = unsafe { (arrays.positions.as_slice(), arrays.velocities.as_slice()) };
@@ -180,19 +181,21 @@ pub fn step(model: &mut Model, options: &StepOptions) -> StepStats {
         if nm > 0 {
             mesh_arrays.contact_phase(team, false);
         }
+        let mut mesh_deep = 0;
         if options.residual && any_collider {
-            // Analytic first (it sets every chunk's count), then the meshes add theirs.
             colliders.deep_phase(team, deep_counts);
             if nm > 0 {
+                // Particles deep in a mesh and in no analytic collider, so none counts twice.
                 let deep_elsewhere = |p| placed.iter().any(|c| collide::is_deep::<f32>(c, p, 1.0));
-                mesh_arrays.deep_phase(team, deep_counts, &deep_elsewhere);
+                mesh_deep = mesh_arrays.deep_phase(team, &deep_elsewhere);
             }
         }
         velocity_phase(team, &arrays, &time_step);
-        (degenerate, swept)
+        (degenerate, swept, mesh_deep)
     });
-    let degenerate = per_thread.iter().fold([0u64; 5], |a, (b, _)| std::array::from_fn(|k| a[k] + b[k]));
-    let swept = per_thread.iter().map(|(_, s)| s).sum();
+    let degenerate = per_thread.iter().fold([0u64; 5], |a, (b, ..)| std::array::from_fn(|k| a[k] + b[k]));
+    let swept = per_thread.iter().map(|(_, s, _)| s).sum();
+    let mesh_deep: u64 = per_thread.iter().map(|(.., d)| d).sum();
     *parts.time += time_step.h64;
     let x = &*p.positions;
     let kind = |k: usize, residual: &dyn Fn() -> crate::Residual| KindStats {
@@ -205,7 +208,10 @@ pub fn step(model: &mut Model, options: &StepOptions) -> StepStats {
         tethers: kind(2, &|| tether::residual(&tether_lanes, x)),
         volume: kind(3, &|| volume::residual(parts.volumes, x)),
         self_collision: KindStats { degenerate: degenerate[4], residual: None },
-        colliders: crate::ColliderStats { deep: options.residual.then(|| deep.iter().sum()), swept },
+        colliders: crate::ColliderStats {
+            deep: options.residual.then(|| deep.iter().sum::<u64>() + mesh_deep),
+            swept,
+        },
         dropped_at_build,
     }
 }
