@@ -12,8 +12,8 @@
 //!   [`tether`]: long-range attachments; [`volume`]: pressure of closed cloths; [`aero`]: drag
 //!   and lift in the wind.
 //! * [`colouring`]: deterministic greedy colouring and SIMD batch packing, with its invariant.
-//! * [`builder`]: [`ModelBuilder`](builder::ModelBuilder) checks every rule of the bad-input
-//!   policy and returns [`BuildError`](error::BuildError)s naming the cloth, field and index.
+//! * [`builder`]: [`ModelBuilder`] checks every rule of the bad-input policy and returns
+//!   [`BuildError`]s naming the cloth, field and index.
 //! * [`grid`], [`topology`]: grid generation and edges from triangles.
 //! * [`quality`]: intersecting triangle pairs and stretch, for statistics and tests.
 //!

@@ -18,8 +18,8 @@
 //! does a lane whose correction `(w_a + w_b)·|Δλ|` would be longer than [`MAX_LENGTH`] or not
 //! finite (extreme damping times an extreme relative velocity overflows the numerator).
 //!
-//! [`distance_delta`] is that maths for any [`Real`]; [`solve_batch_simd`] runs it on eight lanes
-//! and [`solve_batch_scalar`] on one constraint at a time, over the same lane-packed data.
+//! [`distance_delta`] is that maths for any [`Real`]; the kernel's `simd` method runs it on eight
+//! lanes and its `scalar` method on one constraint at a time, over the same lane-packed data.
 
 use rayon::prelude::*;
 use weft_core::distance::{COMPLIANCE, DAMPING, DistanceLanes, MAX_LENGTH, MIN_LENGTH, REST};

@@ -13,9 +13,9 @@
 //! * [`schedule`]: runs a batch plan: blocks in parallel, boundary colours in fixed chunks, the
 //!   serial list; the split depends on the scene, so results are bit-identical for any thread
 //!   count.
-//! * [`step`]: the time step of DESIGN §2, run by one [`team`] of the pool's threads.
+//! * [`step`](mod@step): the time step of DESIGN §2, run by one [`team`] of the pool's threads.
 //! * [`team`]: the pool's threads running a step phase by phase, woken once per step.
-//! * `shared`: [`SharedSlice`](shared), a slice several threads reach at disjoint places: the
+//! * `shared`: `SharedSlice`, a slice several threads reach at disjoint places: the
 //!   crate's only `unsafe` definitions. Its uses (in `schedule`, `integrate`, `collide` and `step`) each state
 //!   the invariant they rely on: the plan invariant checked in `weft-core`, or disjoint chunks
 //!   claimed once per team phase.

@@ -1,7 +1,7 @@
 //! Running a [`BatchPlan`]: the order and the threads, for any constraint kind.
 //!
 //! One solver iteration over a constraint set is three stages, each one phase of the step's
-//! [`Team`]:
+//! team (see [`crate::team`]):
 //!
 //! 1. **blocks**, one work item per block; inside a block its colours one after another on one
 //!    thread (the block's particles stay in that core's cache);

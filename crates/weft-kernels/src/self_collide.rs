@@ -27,7 +27,7 @@
 //! then `x_i += ω/k · Δx_i` with `k` the active contacts and `ω` = `RELAXATION`. All
 //! corrections are computed from the positions before the phase and applied in a second phase,
 //! so the outcome is the same for any thread count. A pair closer than
-//! [`MIN_LENGTH`](weft_core::distance::MIN_LENGTH) has no normal: it is skipped and counted as
+//! [`MIN_LENGTH`] has no normal: it is skipped and counted as
 //! degenerate. The body is scalar (a contact list per particle does not fill SIMD lanes without a
 //! gather per neighbour), so both kernel paths run it and give the same bits.
 

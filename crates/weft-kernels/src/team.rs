@@ -17,7 +17,7 @@
 //!
 //! A thread that panics marks the team as poisoned on its way out; the others, waiting for it at
 //! a barrier, see the mark and panic too instead of waiting for ever, so the panic reaches the
-//! caller of [`run`] (through [`rayon::broadcast`]) rather than hanging the process.
+//! caller of `run` (through [`rayon::broadcast`]) rather than hanging the process.
 
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 

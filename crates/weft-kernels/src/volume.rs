@@ -9,7 +9,7 @@
 //!    relative to the cloth's first particle so that a cloth far from the origin keeps its
 //!    digits). A particle chunk computes `∇ᵢV` of each free particle from its incident triangles
 //!    in triangle order (`f64`), stores it, and sums `wᵢ|∇ᵢV|²` and takes `max wᵢ|∇ᵢV|`. Each
-//!    item writes only its own slots of the constraint's [`VolumeWork`].
+//!    item writes only its own slots of the constraint's [`VolumeWork`](weft_core::volume::VolumeWork).
 //! 2. **project** — after the barrier every thread adds the partial sums in chunk order (so all
 //!    threads get the same bits) and computes `C = V − p·V₀`, `α̃ = α/h²` and
 //!    `Δλ = (−C − α̃λ)/(Σw|∇V|² + α̃)`; then the particle chunks move their particles,
