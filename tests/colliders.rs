@@ -5,8 +5,11 @@
 //! kernels. Penetration is measured here independently of the solver's own count: every free
 //! particle's signed distance to every collider, from the shapes' definitions.
 
+mod common;
+
 use std::path::Path;
 
+use common::kinetic_energy;
 use weft::io::parse_scene;
 use weft_core::Model;
 use weft_core::limits::Limits;
@@ -33,20 +36,6 @@ fn run(model: &mut Model, frames: u32, path: KernelPath, mut each: impl FnMut(&M
 
 fn xyz(r: &[f32; 4]) -> [f32; 3] {
     [r[0], r[1], r[2]]
-}
-
-/// Kinetic energy ½·Σ m·|v|² of the free particles, in J.
-fn kinetic_energy(model: &Model) -> f64 {
-    let p = model.particles();
-    p.velocities()
-        .iter()
-        .zip(p.inv_mass())
-        .filter(|(_, w)| **w > 0.0)
-        .map(|(v, w)| {
-            0.5 / *w as f64
-                * (v[0] as f64 * v[0] as f64 + v[1] as f64 * v[1] as f64 + v[2] as f64 * v[2] as f64)
-        })
-        .sum()
 }
 
 /// Total mass of the free particles in kg.

@@ -163,3 +163,14 @@ pub fn state_bits(model: &Model) -> Vec<u32> {
         .chain(model.distance().solve_order().map(|(_, lambda)| lambda.to_bits()))
         .collect()
 }
+
+/// Kinetic energy ½·Σ m·|v|² of the free particles, in J.
+pub fn kinetic_energy(model: &Model) -> f64 {
+    let p = model.particles();
+    p.velocities()
+        .iter()
+        .zip(p.inv_mass())
+        .filter(|(_, w)| **w > 0.0)
+        .map(|(v, w)| 0.5 / *w as f64 * (0..3).map(|k| v[k] as f64 * v[k] as f64).sum::<f64>())
+        .sum()
+}
