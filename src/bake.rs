@@ -723,16 +723,18 @@ fn write_samples(
 }
 
 /// What the quality columns of [`STATS_FILE`] measure: every cloth's triangles (model indices) and
-/// stretch edges with their rest lengths, gathered once per bake.
-struct Quality {
-    triangles: Vec<[u32; 3]>,
+/// stretch edges with their rest lengths, gathered once per bake, and the buffers of the
+/// measure, kept from frame to frame.
+pub(crate) struct Quality {
+    pub(crate) triangles: Vec<[u32; 3]>,
     edges: Vec<[u32; 2]>,
     rest: Vec<f32>,
     positions: Vec<[f32; 3]>,
+    intersections: weft_core::quality::IntersectionCounter,
 }
 
 impl Quality {
-    fn new(model: &Model) -> Self {
+    pub(crate) fn new(model: &Model) -> Self {
         let mut triangles = Vec::new();
         for c in model.cloths() {
             let offset = c.particles.start as u32;
@@ -746,15 +748,15 @@ impl Quality {
                 rest.push(c.rest_length);
             }
         }
-        Quality { triangles, edges, rest, positions: Vec::new() }
+        Quality { triangles, edges, rest, positions: Vec::new(), intersections: Default::default() }
     }
 
     /// `(intersecting triangle pairs, largest stretch)` of the model now.
-    fn measure(&mut self, model: &Model) -> (u64, f32) {
+    pub(crate) fn measure(&mut self, model: &Model) -> (u64, f32) {
         self.positions.clear();
         self.positions.extend(model.particles().positions().iter().map(|p| [p[0], p[1], p[2]]));
         (
-            weft_core::quality::intersecting_pairs(&self.positions, &self.triangles),
+            self.intersections.count(&self.positions, &self.triangles),
             weft_core::quality::max_stretch(&self.positions, &self.edges, &self.rest),
         )
     }

@@ -436,6 +436,49 @@ fn mesh_collider_rows(n: u32, rounds: usize, threads: usize, out: &mut String) -
     Ok(())
 }
 
+/// Runs the quality-measure row: what a bake measures after every frame (intersecting triangle
+/// pairs and the largest stretch), on an `n × n` hanging cloth after 0.25 s of fall, against the
+/// frame it follows.
+fn quality_rows(n: u32, rounds: usize, threads: usize, out: &mut String) -> anyhow::Result<()> {
+    let (one, all) = (pool(1)?, pool(threads)?);
+    let mut model = hanging_grid(n)?;
+    all.install(|| {
+        for _ in 0..15 * SUBSTEPS {
+            weft_kernels::step(&mut model, &StepOptions::default());
+        }
+    });
+    let mut quality = [crate::bake::Quality::new(&model), crate::bake::Quality::new(&model)];
+    let mut frame = vec![(model.clone(), &one)];
+    let mut seconds = [Vec::new(), Vec::new(), Vec::new()];
+    for round in 0..=rounds {
+        for (k, pool) in [&one, &all].into_iter().enumerate() {
+            let start = Instant::now();
+            let (pairs, _) = pool.install(|| quality[k].measure(&model));
+            std::hint::black_box(pairs);
+            if round > 0 {
+                seconds[k].push(start.elapsed().as_secs_f64());
+            }
+        }
+        if round > 0 {
+            seconds[2].extend(frame_seconds(&mut frame, 1).into_iter().flatten());
+        }
+    }
+    let per_round =
+        |a: usize, b: usize| median(seconds[a].iter().zip(&seconds[b]).map(|(x, y)| x / y).collect());
+    let (ratio, vs_frame) = (per_round(0, 1), per_round(0, 2));
+    let [t1, tn, tf] = seconds.map(median);
+    writeln!(
+        out,
+        "  {n}×{n} hanging cloth after 0.25 s ({} triangles): {:.2} ms on 1 thread, {:.2} ms on \
+         {threads} ({ratio:.2}×); {vs_frame:.2}× its frame on 1 thread ({:.2} ms)",
+        quality[0].triangles.len(),
+        t1 * 1e3,
+        tn * 1e3,
+        tf * 1e3,
+    )?;
+    Ok(())
+}
+
 /// Runs the benchmark and returns the table as text.
 pub fn run(options: &BenchOptions) -> anyhow::Result<String> {
     let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
@@ -464,5 +507,7 @@ pub fn run(options: &BenchOptions) -> anyhow::Result<String> {
     self_collision_rows(options.quick, frame_rounds, threads, &mut out)?;
     writeln!(out, "\nmesh collider (milliseconds per frame)")?;
     mesh_collider_rows(sizes[0], frame_rounds, threads, &mut out)?;
+    writeln!(out, "\nquality measure after each baked frame (intersecting triangle pairs, largest stretch)")?;
+    quality_rows(sizes[1], frame_rounds, threads, &mut out)?;
     Ok(out)
 }

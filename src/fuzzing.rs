@@ -215,6 +215,57 @@ pub fn pc2_bytes(data: &[u8]) {
     assert_eq!(bytes, data, "a PC2 cache read back writes the same bytes");
 }
 
+/// Bytes → a small triangle soup → [`weft_core::quality::IntersectionCounter`], checked against
+/// testing every pair with [`weft_core::quality::triangles_intersect`].
+///
+/// Decoding: byte 0 gives the number of points (3 to 34); bit 0 of byte 1 chooses raw `f32` bits
+/// for the coordinates (4 bytes each: huge, tiny, NaN, infinite) or a lattice of quarter metres
+/// (1 byte each: exactly coplanar, touching and repeated corners); the remaining bytes are corner
+/// indices in threes, some out of range. Checks: the grid search and the brute force agree, and a
+/// counter reused after another soup gives the same count again.
+pub fn triangle_pairs(data: &[u8]) {
+    use weft_core::quality::{IntersectionCounter, intersecting_pairs, triangles_intersect};
+    let [count, mode, rest @ ..] = data else { return };
+    let n = 3 + *count as usize % 32;
+    let width = if mode & 1 == 1 { 12 } else { 3 };
+    let Some((coordinates, indices)) = rest.split_at_checked(n * width) else { return };
+    let positions: Vec<[f32; 3]> = coordinates
+        .chunks_exact(width)
+        .map(|c| match width {
+            12 => {
+                std::array::from_fn(|k| f32::from_le_bytes(c[4 * k..4 * k + 4].try_into().expect("4 bytes")))
+            }
+            _ => std::array::from_fn(|k| c[k] as i8 as f32 * 0.25),
+        })
+        .collect();
+    let triangles: Vec<[u32; 3]> = indices
+        .chunks_exact(3)
+        .take(64)
+        .map(|t| std::array::from_fn(|k| t[k] as u32 % (n as u32 + 2)))
+        .collect();
+    let corners = |t: &[u32; 3]| -> Option<[[f32; 3]; 3]> {
+        let p = t.map(|i| positions.get(i as usize).copied());
+        let p = [p[0]?, p[1]?, p[2]?];
+        p.iter().flatten().all(|v| v.is_finite()).then_some(p)
+    };
+    let mut brute = 0u64;
+    for (i, a) in triangles.iter().enumerate() {
+        for b in &triangles[i + 1..] {
+            if let (Some(pa), Some(pb)) = (corners(a), corners(b))
+                && !a.iter().any(|v| b.contains(v))
+                && triangles_intersect(pa, pb)
+            {
+                brute += 1;
+            }
+        }
+    }
+    assert_eq!(intersecting_pairs(&positions, &triangles), brute, "grid search against every pair");
+    let mut counter = IntersectionCounter::default();
+    let doubled: Vec<[u32; 3]> = triangles.iter().chain(&triangles).copied().collect();
+    counter.count(&positions, &doubled);
+    assert_eq!(counter.count(&positions, &triangles), brute, "a reused counter");
+}
+
 /// Structured random scene (see [`ArbitraryScene`]) → build, then [`ARBITRARY_STEPS`] steps of
 /// the SIMD path and of the reference solver side by side.
 ///

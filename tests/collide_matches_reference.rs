@@ -26,7 +26,7 @@
 
 mod common;
 
-use common::{Grid, max_diff, positions, settings, state_bits};
+use common::{Grid, bits_after, contact_tolerance, max_diff, nudged, positions, settings};
 use proptest::prelude::*;
 use weft_core::collider::{ColliderDesc, ColliderShape, Friction, RigidKey};
 use weft_core::limits::Limits;
@@ -126,18 +126,6 @@ fn build(s: &Scene) -> Model {
     b.build().unwrap()
 }
 
-/// The model with every coordinate one ulp off (alternately up and down), for the reference's
-/// sensitivity.
-fn nudged(model: &Model) -> Model {
-    let mut m = model.clone();
-    for (i, r) in m.parts_mut().particles.positions.iter_mut().enumerate() {
-        for (k, c) in r.iter_mut().take(3).enumerate() {
-            *c = if (i * 3 + k) % 2 == 0 { c.next_up() } else { c.next_down() };
-        }
-    }
-    m
-}
-
 /// Runs `steps` steps; the deep count of the last and the particles swept over all of them.
 fn run_steps(model: &mut Model, steps: usize, path: KernelPath) -> (u64, u64) {
     let (mut deep, mut swept) = (0, 0);
@@ -162,7 +150,7 @@ proptest! {
             shadow.step();
             let gap = max_diff(&positions(&fast), &reference.positions());
             let sensitivity = max_diff(&shadow.positions(), &reference.positions());
-            let tolerance = if steps == 1 { (16.0 * sensitivity).max(1e-5) } else { 2e-5 + 16.0 * sensitivity };
+            let tolerance = contact_tolerance(steps, sensitivity);
             if std::env::var_os("WEFT_PRINT_GAPS").is_some() {
                 eprintln!("step {steps}: gap {gap:.3e} m, sensitivity {sensitivity:.3e} m");
             }
@@ -176,14 +164,8 @@ proptest! {
 
     #[test]
     fn simd_scalar_and_threads_give_the_same_bits(s in scene()) {
-        let mut simd = build(&s);
-        let mut scalar = build(&s);
-        run_steps(&mut simd, 5, KernelPath::Simd);
-        run_steps(&mut scalar, 5, KernelPath::Scalar);
-        prop_assert_eq!(state_bits(&simd), state_bits(&scalar));
-        let two = rayon::ThreadPoolBuilder::new().num_threads(2).build().unwrap();
-        let mut threaded = build(&s);
-        two.install(|| run_steps(&mut threaded, 5, KernelPath::Simd));
-        prop_assert_eq!(state_bits(&simd), state_bits(&threaded));
+        let simd = bits_after(|| build(&s), 5, KernelPath::Simd, 1);
+        prop_assert_eq!(&simd, &bits_after(|| build(&s), 5, KernelPath::Scalar, 1));
+        prop_assert_eq!(&simd, &bits_after(|| build(&s), 5, KernelPath::Simd, 2));
     }
 }

@@ -42,6 +42,11 @@ fn checkpoint_corpus() {
 }
 
 #[test]
+fn triangle_pairs_corpus() {
+    replay("triangle_pairs", weft::fuzzing::triangle_pairs);
+}
+
+#[test]
 fn arbitrary_scene_corpus() {
     replay("arbitrary_scene", weft::fuzzing::arbitrary_scene);
 }

@@ -22,7 +22,7 @@
 
 mod common;
 
-use common::{Grid, max_diff, positions, settings, state_bits};
+use common::{Grid, bits_after, contact_tolerance, max_diff, nudged, positions, settings};
 use proptest::prelude::*;
 use weft_core::collider::{Friction, RigidKey};
 use weft_core::follow::FollowDesc;
@@ -132,17 +132,6 @@ fn build(s: &Scene) -> Model {
     b.build().unwrap()
 }
 
-/// The model with every coordinate one ulp off (alternately up and down).
-fn nudged(model: &Model) -> Model {
-    let mut m = model.clone();
-    for (i, r) in m.parts_mut().particles.positions.iter_mut().enumerate() {
-        for (k, c) in r.iter_mut().take(3).enumerate() {
-            *c = if (i * 3 + k) % 2 == 0 { c.next_up() } else { c.next_down() };
-        }
-    }
-    m
-}
-
 fn run_steps(model: &mut Model, steps: usize, path: KernelPath) -> u64 {
     let mut deep = 0;
     for _ in 0..steps {
@@ -168,7 +157,7 @@ proptest! {
             if std::env::var_os("WEFT_PRINT_GAPS").is_some() {
                 eprintln!("step {steps}: gap {gap:.3e} m, sensitivity {sensitivity:.3e} m, deep {deep}");
             }
-            let tolerance = if steps == 1 { (16.0 * sensitivity).max(1e-5) } else { 2e-5 + 16.0 * sensitivity };
+            let tolerance = contact_tolerance(steps, sensitivity);
             prop_assert!(gap <= tolerance, "step {}: gap {} m", steps, gap);
             prop_assert_eq!(deep, stats.collider_deep, "step {}", steps);
         }
@@ -176,14 +165,8 @@ proptest! {
 
     #[test]
     fn simd_scalar_and_threads_give_the_same_bits(s in scene()) {
-        let mut simd = build(&s);
-        let mut scalar = build(&s);
-        run_steps(&mut simd, 5, KernelPath::Simd);
-        run_steps(&mut scalar, 5, KernelPath::Scalar);
-        prop_assert_eq!(state_bits(&simd), state_bits(&scalar));
-        let two = rayon::ThreadPoolBuilder::new().num_threads(2).build().unwrap();
-        let mut threaded = build(&s);
-        two.install(|| run_steps(&mut threaded, 5, KernelPath::Simd));
-        prop_assert_eq!(state_bits(&simd), state_bits(&threaded));
+        let simd = bits_after(|| build(&s), 5, KernelPath::Simd, 1);
+        prop_assert_eq!(&simd, &bits_after(|| build(&s), 5, KernelPath::Scalar, 1));
+        prop_assert_eq!(&simd, &bits_after(|| build(&s), 5, KernelPath::Simd, 2));
     }
 }

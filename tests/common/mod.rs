@@ -164,6 +164,34 @@ pub fn state_bits(model: &Model) -> Vec<u32> {
         .collect()
 }
 
+/// The model with every coordinate one ulp off (alternately up and down): run by the reference
+/// beside the unmoved model, it shows how far one ulp carries (the sensitivity that the
+/// `*_matches_reference` tolerances scale).
+pub fn nudged(model: &Model) -> Model {
+    let mut m = model.clone();
+    for (i, r) in m.parts_mut().particles.positions.iter_mut().enumerate() {
+        for (k, c) in r.iter_mut().take(3).enumerate() {
+            *c = if (i * 3 + k) % 2 == 0 { c.next_up() } else { c.next_down() };
+        }
+    }
+    m
+}
+
+/// The gap allowed between the kernels and the reference after `step` steps (1-based), in m: 16
+/// times the one-ulp `sensitivity`, with a floor of 1e-5 m on the first step and 2e-5 m added
+/// after it (contacts switching on a rounding difference).
+pub fn contact_tolerance(step: usize, sensitivity: f32) -> f32 {
+    if step == 1 { (16.0 * sensitivity).max(1e-5) } else { 2e-5 + 16.0 * sensitivity }
+}
+
+/// [`state_bits`] after `steps` steps of a fresh `build()` on `path` and `threads` threads.
+pub fn bits_after(build: impl Fn() -> Model, steps: usize, path: KernelPath, threads: usize) -> Vec<u32> {
+    let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
+    let mut model = build();
+    pool.install(|| run(&mut model, steps, path));
+    state_bits(&model)
+}
+
 /// Kinetic energy ½·Σ m·|v|² of the free particles, in J.
 pub fn kinetic_energy(model: &Model) -> f64 {
     let p = model.particles();

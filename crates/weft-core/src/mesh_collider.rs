@@ -36,6 +36,8 @@
 //! list is filtered by the exact box test and sorted, so it is exactly the brute-force list
 //! whatever the tree looks like (the reference solver tests every triangle).
 
+use std::sync::Arc;
+
 use parry3d::bounding_volume::Aabb;
 use parry3d::math::Vector;
 use parry3d::partitioning::{Bvh, BvhBuildStrategy, BvhWorkspace};
@@ -161,7 +163,7 @@ struct Broadphase {
     boxes: Vec<[[f32; 3]; 2]>,
     /// The last pose of a step in which the mesh stood still, with the rigid pose and frames
     /// (two frames and a weight) it was sampled at.
-    still: Option<(Pose, (usize, usize, f64), MeshPose)>,
+    still: Option<(Pose, FramesAt, Arc<MeshPose>)>,
     /// The time (s), vertices and pseudo-normals at the end of the last moving step.
     last_end: Option<(f64, Vec<[f32; 3]>, Normals)>,
 }
@@ -236,6 +238,9 @@ impl std::fmt::Debug for MeshCollider {
             .finish()
     }
 }
+
+/// Two frames of a mesh's animation and the weight of the second (`0` to `1`).
+type FramesAt = (usize, usize, f64);
 
 /// A mesh collider's vertices for one time step, in m, and its triangles' swept boxes.
 #[derive(Debug, Clone, PartialEq)]
@@ -365,7 +370,7 @@ impl MeshCollider {
     }
 
     /// The two frames around time `t` (s) and the weight of the second.
-    fn frames_at(&self, t: f64) -> (usize, usize, f64) {
+    fn frames_at(&self, t: f64) -> FramesAt {
         let last = self.frames.len() - 1;
         if last == 0 {
             return (0, 0, 0.0);
@@ -455,15 +460,16 @@ impl MeshCollider {
     /// [`MeshCollider::sample`] for the solver's step from `t0` to `t1` (s), with the BVH refit
     /// to it ([`MeshCollider::refit`]). A mesh that stands still over the step in the same place
     /// as in the last such step is not sampled again, and a moving one takes its start from the
-    /// end of the previous step when that ended at `t0` (the same numbers, computed once).
-    pub fn prepare(&mut self, t0: f64, t1: f64) -> MeshPose {
+    /// end of the previous step when that ended at `t0` (the same numbers, computed once). A
+    /// still pose is shared with the cache, not copied.
+    pub fn prepare(&mut self, t0: f64, t1: f64) -> Arc<MeshPose> {
         let pose = if self.still(t0, t1) {
             let key = (pose_at(&self.keys, t1), self.frames_at(t1));
             match &self.broadphase.still {
-                Some((p, f, pose)) if (*p, *f) == key => pose.clone(),
+                Some((p, f, pose)) if (*p, *f) == key => Arc::clone(pose),
                 _ => {
-                    let pose = self.sample(t0, t1);
-                    self.broadphase.still = Some((key.0, key.1, pose.clone()));
+                    let pose = Arc::new(self.sample(t0, t1));
+                    self.broadphase.still = Some((key.0, key.1, Arc::clone(&pose)));
                     pose
                 }
             }
@@ -471,7 +477,7 @@ impl MeshCollider {
             let known = self.broadphase.last_end.take().filter(|(t, ..)| *t == t0).map(|(_, v, n)| (v, n));
             let pose = self.sample_from(t0, t1, known);
             self.broadphase.last_end = Some((t1, pose.end.clone(), pose.end_normals.clone()));
-            pose
+            Arc::new(pose)
         };
         self.refit(&pose);
         pose
@@ -616,7 +622,7 @@ mod tests {
         let mut t = 0.0f64;
         for step in 0..30 {
             let pose = m.prepare(t, t + h);
-            assert_eq!(pose, plain.sample(t, t + h), "step {step}");
+            assert_eq!(*pose, plain.sample(t, t + h), "step {step}");
             t += h;
         }
     }

@@ -19,11 +19,14 @@
 //! taken as its three edges against a proper triangle; a pair of two zero-area triangles is not
 //! counted (neither has a surface to pierce).
 //!
-//! Candidate pairs come from a uniform grid over the triangles' bounding boxes; each pair is tested
-//! once, in the cell holding the lowest corner of the intersection of its two boxes, after a fast
-//! float separating-axis test with a wide margin has failed to show them apart. Cells are counted
-//! in parallel on the current rayon pool; the count is a sum of integers, so it depends on no
-//! thread count or iteration order. Triangles with a non-finite corner are left out.
+//! Candidate pairs come from a uniform grid over the triangles' bounding boxes (cells about twice
+//! a triangle's mean box extent; each triangle is listed in every cell its box covers, and the
+//! list is spread over buckets by a hash of the cell, each radix-sorted by cell). Each pair is tested once, in the cell holding the lowest corner
+//! of the intersection of its two boxes (read from a per-listing mask of the axes along which the
+//! box starts in that cell), after a fast float separating-axis test with a wide margin has failed
+//! to show them apart. Cells are counted in parallel on the current rayon pool; the count is a sum
+//! of integers, so it depends on no thread count or iteration order. Triangles with a non-finite
+//! corner are left out. A bake keeps an [`IntersectionCounter`], whose buffers outlive a frame.
 //!
 //! # Stretch
 //!
@@ -175,111 +178,284 @@ fn surely_apart(a: [P; 3], b: [P; 3]) -> bool {
         || eb.iter().any(|&f| separates(cross(nb, f)))
 }
 
-/// Axis-aligned bounding box of a triangle in `f64`.
-fn bounds(t: [P; 3]) -> ([f64; 3], [f64; 3]) {
-    let mut lo = [f64::INFINITY; 3];
-    let mut hi = [f64::NEG_INFINITY; 3];
-    for v in t {
-        for k in 0..3 {
-            lo[k] = lo[k].min(v[k] as f64);
-            hi[k] = hi[k].max(v[k] as f64);
-        }
-    }
-    (lo, hi)
+/// A triangle of the cloth, as the candidate search sees it.
+#[derive(Clone, Copy)]
+struct Tri {
+    /// Particle indices of its corners.
+    corners: [u32; 3],
+    /// Its axis-aligned bounding box in m (exact: the extremes of `f32` corners).
+    lo: P,
+    hi: P,
 }
 
+impl Tri {
+    /// The triangle `corners` of `positions`, unless an index is out of range or a corner is not
+    /// finite.
+    fn new(corners: [u32; 3], positions: &[P]) -> Option<Self> {
+        let points = [
+            *positions.get(corners[0] as usize)?,
+            *positions.get(corners[1] as usize)?,
+            *positions.get(corners[2] as usize)?,
+        ];
+        if !points.iter().flatten().all(|v| v.is_finite()) {
+            return None;
+        }
+        let mut lo = points[0];
+        let mut hi = points[0];
+        for v in &points[1..] {
+            for k in 0..3 {
+                lo[k] = lo[k].min(v[k]);
+                hi[k] = hi[k].max(v[k]);
+            }
+        }
+        Some(Tri { corners, lo, hi })
+    }
+
+    fn points(&self, positions: &[P]) -> [P; 3] {
+        self.corners.map(|i| positions[i as usize])
+    }
+
+    fn boxes_overlap(&self, other: &Tri) -> bool {
+        (0..3).all(|k| self.lo[k] <= other.hi[k] && other.lo[k] <= self.hi[k])
+    }
+
+    fn shares_a_corner(&self, other: &Tri) -> bool {
+        self.corners.iter().any(|v| other.corners.contains(v))
+    }
+}
+
+/// One triangle listed in one grid cell.
+#[derive(Clone, Copy)]
+struct Entry {
+    /// The cell's key (row-major in the grid's dimensions).
+    cell: u64,
+    /// Index into the list of finite triangles.
+    tri: u32,
+    /// Bit `k` set when the triangle's box starts in this cell along axis `k`.
+    starts: u8,
+}
+
+/// The uniform grid of the candidate search: cells of side `cell` m from the corner `origin`.
+struct Grid {
+    origin: [f64; 3],
+    cell: f64,
+    dims: [u64; 3],
+    /// The axes, slowest first in a cell's key.
+    order: [usize; 3],
+    /// The number of cells, `dims` multiplied.
+    cells: u64,
+    /// Cell keys per bucket.
+    per_bucket: u64,
+}
+
+impl Grid {
+    /// The cell coordinate of `x` along axis `k`.
+    fn coord(&self, x: f32, k: usize) -> u64 {
+        ((x as f64 - self.origin[k]) / self.cell).floor() as u64
+    }
+
+    /// The range of cells a box covers, per axis (inclusive).
+    fn span(&self, t: &Tri) -> ([u64; 3], [u64; 3]) {
+        (std::array::from_fn(|k| self.coord(t.lo[k], k)), std::array::from_fn(|k| self.coord(t.hi[k], k)))
+    }
+
+    /// How many cells a box covers (saturating).
+    fn cells_covered(&self, t: &Tri) -> u64 {
+        let (a, b) = self.span(t);
+        (0..3).fold(1u64, |n, k| n.saturating_mul(b[k] - a[k] + 1))
+    }
+
+    /// The key of a cell: row-major, the axis with the most cells the slowest, so that the
+    /// [`bucket`](Self::bucket) ranges cut the cloth along its longest side.
+    fn key(&self, c: [u64; 3]) -> u64 {
+        let [a, b, d] = self.order;
+        (c[a] * self.dims[b] + c[b]) * self.dims[d] + c[d]
+    }
+
+    /// The bucket of a cell key: [`BUCKETS`] equal key ranges (the last one shorter).
+    fn bucket(&self, key: u64) -> usize {
+        (key / self.per_bucket) as usize
+    }
+
+    /// A grid over `tris` with cells about `CELL_PER_EXTENT` times a triangle's mean box extent,
+    /// coarsened until a triangle covers at most [`MAX_CELLS_PER_TRIANGLE`] cells on average, and
+    /// never so fine that a coordinate would not fit (at most a million cells per axis, so a key
+    /// fits in `u64`).
+    fn over(tris: &[Tri]) -> Grid {
+        let mut lo = [f64::INFINITY; 3];
+        let mut hi = [f64::NEG_INFINITY; 3];
+        let mut mean_extent = 0.0f64;
+        for t in tris {
+            for k in 0..3 {
+                lo[k] = lo[k].min(t.lo[k] as f64);
+                hi[k] = hi[k].max(t.hi[k] as f64);
+                mean_extent += (t.hi[k] as f64 - t.lo[k] as f64) / 3.0;
+            }
+        }
+        mean_extent /= tris.len() as f64;
+        let span = (0..3).map(|k| hi[k] - lo[k]).fold(0.0f64, f64::max);
+        let mut grid = Grid {
+            origin: lo,
+            cell: (CELL_PER_EXTENT * mean_extent).max(span / 1e6).max(f64::MIN_POSITIVE),
+            dims: [0; 3],
+            order: [0, 1, 2],
+            cells: 0,
+            per_bucket: 1,
+        };
+        let budget = MAX_CELLS_PER_TRIANGLE.saturating_mul(tris.len() as u64);
+        // An integer sum, so the grid (and with it the work, never the count) is the same for any
+        // thread count.
+        while tris.par_iter().map(|t| grid.cells_covered(t)).reduce(|| 0, u64::saturating_add) > budget {
+            grid.cell *= 2.0;
+        }
+        grid.dims = std::array::from_fn(|k| ((hi[k] - lo[k]) / grid.cell).floor() as u64 + 1);
+        grid.cells = grid.dims.iter().product();
+        grid.per_bucket = grid.cells.div_ceil(BUCKETS as u64);
+        grid.order.sort_by_key(|&k| std::cmp::Reverse(grid.dims[k]));
+        grid
+    }
+
+    /// Every (cell, triangle) incidence, spread over `buckets` by a hash of the cell, each
+    /// bucket sorted by cell, then by triangle (so a cell's listings are contiguous, in one
+    /// bucket, in the same order for any thread count).
+    fn list(&self, tris: &[Tri], buckets: &mut Vec<Vec<Entry>>) {
+        let pieces: Vec<Vec<Vec<Entry>>> = tris
+            .par_chunks(LIST_CHUNK)
+            .enumerate()
+            .map(|(chunk, tris)| {
+                let mut local = vec![Vec::new(); BUCKETS];
+                for (j, t) in tris.iter().enumerate() {
+                    let tri = (chunk * LIST_CHUNK + j) as u32;
+                    let (a, b) = self.span(t);
+                    for x in a[0]..=b[0] {
+                        for y in a[1]..=b[1] {
+                            for z in a[2]..=b[2] {
+                                let cell = self.key([x, y, z]);
+                                let starts =
+                                    (x == a[0]) as u8 | ((y == a[1]) as u8) << 1 | ((z == a[2]) as u8) << 2;
+                                local[self.bucket(cell)].push(Entry { cell, tri, starts });
+                            }
+                        }
+                    }
+                }
+                local
+            })
+            .collect();
+        let narrow = self.cells <= u32::MAX as u64;
+        buckets.resize_with(BUCKETS, Vec::new);
+        buckets.par_iter_mut().enumerate().for_each(|(b, bucket)| {
+            bucket.clear();
+            for piece in &pieces {
+                bucket.extend_from_slice(&piece[b]);
+            }
+            // Stable, and gathered in triangle order: triangles within a cell stay in order.
+            // Half the passes when the keys fit in 32 bits (most grids).
+            if narrow {
+                radsort::sort_by_key(bucket, |e| e.cell as u32);
+            } else {
+                radsort::sort_by_key(bucket, |e| e.cell);
+            }
+        });
+    }
+}
+
+/// Buckets of the grid listings: each is gathered, sorted and searched as one parallel task.
+const BUCKETS: usize = 128;
+
+/// Triangles listed per parallel task.
+const LIST_CHUNK: usize = 8192;
+
+/// Cell side over a triangle's mean box extent: larger cells list each triangle in fewer cells
+/// (less to sort) but hold more pairs to reject (measured best near 2 on cloth grids).
+const CELL_PER_EXTENT: f64 = 2.0;
+
 /// The most grid cells one triangle may cover on average before the grid is coarsened.
-const MAX_CELLS_PER_TRIANGLE: f64 = 27.0;
+const MAX_CELLS_PER_TRIANGLE: u64 = 27;
+
+/// The intersecting pairs among the triangles listed in one cell, counting only the pairs whose
+/// boxes' overlap starts in this cell, so that each pair is counted in one cell only. `near` is a
+/// scratch buffer.
+fn pairs_in_cell(cell: &[Entry], tris: &[Tri], positions: &[P], near: &mut Vec<(Tri, u8)>) -> u64 {
+    near.clear();
+    near.extend(cell.iter().map(|e| (tris[e.tri as usize], e.starts)));
+    let mut count = 0;
+    for (i, (s, s_starts)) in near.iter().enumerate() {
+        for (t, t_starts) in &near[i + 1..] {
+            // The overlap of the two boxes starts, along each axis, where the later box starts
+            // (both cover this cell): in this cell when one of them starts here on every axis.
+            if s_starts | t_starts != 0b111 || !s.boxes_overlap(t) || s.shares_a_corner(t) {
+                continue;
+            }
+            let (a, b) = (s.points(positions), t.points(positions));
+            if !surely_apart(a, b) && triangles_intersect(a, b) {
+                count += 1;
+            }
+        }
+    }
+    count
+}
+
+/// Counts intersecting triangle pairs (module docs) with buffers kept from one call to the next,
+/// so that a bake measuring every frame does not allocate every frame. Same answer as
+/// [`intersecting_pairs`].
+///
+/// ```
+/// use weft_core::quality::IntersectionCounter;
+/// let p = [[0.0, 0.0, 0.0], [1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.2, 0.2, -1.0], [0.2, 0.2, 1.0], [2.0, 2.0, 0.5]];
+/// let mut counter = IntersectionCounter::default();
+/// assert_eq!(counter.count(&p, &[[0, 1, 2], [3, 4, 5]]), 1);
+/// assert_eq!(counter.count(&p, &[[0, 1, 2], [0, 4, 5]]), 0); // sharing a corner: adjacent
+/// ```
+#[derive(Default)]
+pub struct IntersectionCounter {
+    /// The finite triangles of the last call.
+    tris: Vec<Tri>,
+    /// Their grid listings, by bucket, sorted by cell.
+    buckets: Vec<Vec<Entry>>,
+}
+
+impl std::fmt::Debug for IntersectionCounter {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("IntersectionCounter")
+            .field("triangles", &self.tris.len())
+            .field("listings", &self.buckets.iter().map(Vec::len).sum::<usize>())
+            .finish()
+    }
+}
+
+impl IntersectionCounter {
+    /// How many pairs of non-adjacent triangles intersect. `positions` are the particles in m;
+    /// `triangles` index into them. A triangle with an index out of range or a non-finite corner
+    /// is left out.
+    pub fn count(&mut self, positions: &[[f32; 3]], triangles: &[[u32; 3]]) -> u64 {
+        self.tris.clear();
+        self.tris.par_extend(triangles.par_iter().filter_map(|c| Tri::new(*c, positions)));
+        if self.tris.len() < 2 {
+            return 0;
+        }
+        let grid = Grid::over(&self.tris);
+        grid.list(&self.tris, &mut self.buckets);
+        let tris = &self.tris;
+        // Buckets in parallel on the current rayon pool; an integer sum, so the same for any pool.
+        self.buckets
+            .par_iter()
+            .map_init(Vec::new, |near, bucket| {
+                bucket
+                    .chunk_by(|a, b| a.cell == b.cell)
+                    .map(|cell| pairs_in_cell(cell, tris, positions, near))
+                    .sum::<u64>()
+            })
+            .sum()
+    }
+}
 
 /// How many pairs of non-adjacent triangles of one cloth intersect (module docs).
 ///
 /// `positions` are the cloth's particles in m; `triangles` index into them. A triangle with an
-/// index out of range or a non-finite corner is left out.
+/// index out of range or a non-finite corner is left out. To count often, keep an
+/// [`IntersectionCounter`] instead.
 pub fn intersecting_pairs(positions: &[[f32; 3]], triangles: &[[u32; 3]]) -> u64 {
-    let n = positions.len();
-    let tris: Vec<(u32, [u32; 3], [P; 3])> = triangles
-        .iter()
-        .enumerate()
-        .filter(|(_, t)| t.iter().all(|&i| (i as usize) < n))
-        .map(|(k, t)| (k as u32, *t, t.map(|i| positions[i as usize])))
-        .filter(|(_, _, c)| c.iter().flatten().all(|v| v.is_finite()))
-        .collect();
-    if tris.len() < 2 {
-        return 0;
-    }
-    let boxes: Vec<([f64; 3], [f64; 3])> = tris.iter().map(|t| bounds(t.2)).collect();
-    let mut lo = [f64::INFINITY; 3];
-    let mut hi = [f64::NEG_INFINITY; 3];
-    let mut mean_extent = 0.0f64;
-    for (l, h) in &boxes {
-        for k in 0..3 {
-            lo[k] = lo[k].min(l[k]);
-            hi[k] = hi[k].max(h[k]);
-            mean_extent += (h[k] - l[k]) / 3.0;
-        }
-    }
-    mean_extent /= boxes.len() as f64;
-    let span = (0..3).map(|k| hi[k] - lo[k]).fold(0.0f64, f64::max);
-    // Cells about the size of a triangle, never so small that the grid would not fit in u32
-    // coordinates or a triangle would cover too many cells.
-    let mut cell = mean_extent.max(span / 1e6).max(f64::MIN_POSITIVE);
-    let cell_of = |x: f64, k: usize, cell: f64| ((x - lo[k]) / cell).floor() as u64;
-    let covered = |cell: f64| -> f64 {
-        boxes
-            .iter()
-            .map(|(l, h)| {
-                (0..3).map(|k| (cell_of(h[k], k, cell) - cell_of(l[k], k, cell) + 1) as f64).product::<f64>()
-            })
-            .sum()
-    };
-    while covered(cell) > MAX_CELLS_PER_TRIANGLE * boxes.len() as f64 {
-        cell *= 2.0;
-    }
-    let dims: [u64; 3] = std::array::from_fn(|k| cell_of(hi[k], k, cell) + 1);
-    let key = |c: [u64; 3]| (c[0] * dims[1] + c[1]) * dims[2] + c[2];
-    let mut entries: Vec<(u64, u32)> = Vec::new();
-    for (t, (l, h)) in boxes.iter().enumerate() {
-        let (a, b): ([u64; 3], [u64; 3]) = (
-            std::array::from_fn(|k| cell_of(l[k], k, cell)),
-            std::array::from_fn(|k| cell_of(h[k], k, cell)),
-        );
-        for x in a[0]..=b[0] {
-            for y in a[1]..=b[1] {
-                for z in a[2]..=b[2] {
-                    entries.push((key([x, y, z]), t as u32));
-                }
-            }
-        }
-    }
-    entries.par_sort_unstable();
-    let pair_count = |group: &[(u64, u32)]| -> u64 {
-        let here = group[0].0;
-        let mut count = 0u64;
-        for (i, &(_, s)) in group.iter().enumerate() {
-            for &(_, t) in &group[i + 1..] {
-                let (s, t) = (s as usize, t as usize);
-                let ((ls, hs), (lt, ht)) = (boxes[s], boxes[t]);
-                if (0..3).any(|k| ls[k] > ht[k] || lt[k] > hs[k]) {
-                    continue;
-                }
-                // Count the pair only in the cell of the lowest corner of the boxes' overlap.
-                let corner: [u64; 3] = std::array::from_fn(|k| cell_of(ls[k].max(lt[k]), k, cell));
-                if key(corner) != here {
-                    continue;
-                }
-                let (vs, vt) = (tris[s].1, tris[t].1);
-                if vs.iter().any(|v| vt.contains(v)) {
-                    continue;
-                }
-                if !surely_apart(tris[s].2, tris[t].2) && triangles_intersect(tris[s].2, tris[t].2) {
-                    count += 1;
-                }
-            }
-        }
-        count
-    };
-    // Cells in parallel on the current rayon pool; an integer sum, so the same for any pool.
-    entries.par_chunk_by(|a, b| a.0 == b.0).map(pair_count).sum()
+    IntersectionCounter::default().count(positions, triangles)
 }
 
 /// The largest `|x_a − x_b| / L − 1` over `edges` with rest lengths `rest` (m), or `0` when no
@@ -443,6 +619,77 @@ mod tests {
             }
         }
         assert_eq!(intersecting_pairs(&p, &t), brute);
+    }
+
+    /// Non-adjacent intersecting pairs by testing every pair.
+    fn brute_force(p: &[P], t: &[[u32; 3]]) -> u64 {
+        let mut n = 0;
+        for i in 0..t.len() {
+            for j in i + 1..t.len() {
+                let finite = |c: [u32; 3]| c.iter().all(|&k| p[k as usize].iter().all(|v| v.is_finite()));
+                if finite(t[i])
+                    && finite(t[j])
+                    && !t[i].iter().any(|v| t[j].contains(v))
+                    && triangles_intersect(t[i].map(|k| p[k as usize]), t[j].map(|k| p[k as usize]))
+                {
+                    n += 1;
+                }
+            }
+        }
+        n
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(64))]
+
+        /// The grid search finds exactly the pairs that testing every pair finds: sheets flat
+        /// (coplanar contacts), crumpled or folded onto themselves, with outlier triangles
+        /// stretched across the scene and the odd non-finite corner; one counter reused.
+        #[test]
+        fn grid_matches_brute_force(
+            n in 2u32..9,
+            m in 2u32..9,
+            crumple in proptest::prop_oneof![proptest::strategy::Just(0.0f32), 0.0f32..0.3],
+            fold in proptest::bool::ANY,
+            seed in proptest::num::u32::ANY,
+            outliers in proptest::collection::vec((proptest::num::u32::ANY, -50.0f32..50.0), 0..3),
+            broken in proptest::option::of(proptest::num::u32::ANY),
+        ) {
+            let mut seed = seed | 1;
+            let mut rnd = || {
+                seed ^= seed << 13;
+                seed ^= seed >> 17;
+                seed ^= seed << 5;
+                (seed as f32 / u32::MAX as f32) - 0.5
+            };
+            let mut p: Vec<P> = (0..n * m)
+                .map(|k| {
+                    let (i, j) = ((k % n) as f32 * 0.1, (k / n) as f32 * 0.1);
+                    // Folded: the second half of the sheet lies back over the first, 0 to 2 cm up.
+                    let (x, z) = if fold && i > 0.05 * n as f32 { (0.1 * n as f32 - i, 0.02 * rnd().abs()) } else { (i, 0.0) };
+                    [x + crumple * rnd(), j + crumple * rnd(), z + crumple * rnd()]
+                })
+                .collect();
+            for (k, far) in outliers {
+                let k = (k % (n * m)) as usize;
+                p[k][k % 3] += far;
+            }
+            if let Some(k) = broken {
+                p[(k % (n * m)) as usize][0] = f32::NAN;
+            }
+            let mut t = Vec::new();
+            for j in 0..m - 1 {
+                for i in 0..n - 1 {
+                    let a = j * n + i;
+                    t.push([a, a + 1, a + n + 1]);
+                    t.push([a, a + n + 1, a + n]);
+                }
+            }
+            let mut counter = IntersectionCounter::default();
+            // A first, larger call leaves the buffers full: the next count must not see them.
+            counter.count(&p, &t.iter().chain(&t).copied().collect::<Vec<_>>());
+            proptest::prop_assert_eq!(counter.count(&p, &t), brute_force(&p, &t));
+        }
     }
 
     #[test]

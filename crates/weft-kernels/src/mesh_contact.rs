@@ -28,6 +28,8 @@
 //! particle has its own number of candidates, so lanes would diverge; the reference twin is
 //! `weft-reference`'s `mesh_collide`, which tests every triangle.
 
+use std::sync::Arc;
+
 use weft_core::mesh_collider::{MeshCollider, MeshPose, Normals, query_box};
 
 use crate::lane::{V3, add3, dot3, scale3, sub3};
@@ -275,7 +277,7 @@ pub(crate) struct MeshArrays<'a> {
     /// The meshes (BVHs refit to `poses`).
     pub(crate) meshes: &'a [MeshCollider],
     /// Their vertices for this step.
-    pub(crate) poses: &'a [MeshPose],
+    pub(crate) poses: &'a [Arc<MeshPose>],
     /// `[x, y, z, w]` records.
     pub(crate) records: SharedSlice<'a, Record>,
     /// Pushes of the step, one per particle and mesh (particle-major).
