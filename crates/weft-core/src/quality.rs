@@ -19,14 +19,16 @@
 //! taken as its three edges against a proper triangle; a pair of two zero-area triangles is not
 //! counted (neither has a surface to pierce).
 //!
-//! Candidate pairs come from a uniform grid over the triangles' bounding boxes (cells about twice
-//! a triangle's mean box extent; each triangle is listed in every cell its box covers, and the
-//! list is spread over buckets by a hash of the cell, each radix-sorted by cell). Each pair is tested once, in the cell holding the lowest corner
-//! of the intersection of its two boxes (read from a per-listing mask of the axes along which the
-//! box starts in that cell), after a fast float separating-axis test with a wide margin has failed
-//! to show them apart. Cells are counted in parallel on the current rayon pool; the count is a sum
-//! of integers, so it depends on no thread count or iteration order. Triangles with a non-finite
-//! corner are left out. A bake keeps an [`IntersectionCounter`], whose buffers outlive a frame.
+//! Candidate pairs come from a uniform grid over the triangles' bounding boxes: cells about twice
+//! a triangle's mean box extent, each triangle listed in every cell its box covers, the listings
+//! cut into buckets of cell-key ranges along the cloth's longest side and radix-sorted by cell
+//! within each. Each pair is tested once, in the cell holding the lowest corner of the
+//! intersection of its two boxes (read from a per-listing mask of the axes along which the box
+//! starts in that cell), after a fast float separating-axis test with a wide margin has failed to
+//! show them apart. Buckets are listed, sorted and counted in parallel on the current rayon pool;
+//! the count is a sum of integers, so it depends on no thread count or iteration order. Triangles
+//! with a non-finite corner are left out. A bake keeps an [`IntersectionCounter`], whose buffers
+//! outlive a frame.
 //!
 //! # Stretch
 //!
@@ -227,7 +229,7 @@ impl Tri {
 /// One triangle listed in one grid cell.
 #[derive(Clone, Copy)]
 struct Entry {
-    /// The cell's key (row-major in the grid's dimensions).
+    /// The cell's key ([`Grid::key`]).
     cell: u64,
     /// Index into the list of finite triangles.
     tri: u32,
@@ -237,8 +239,11 @@ struct Entry {
 
 /// The uniform grid of the candidate search: cells of side `cell` m from the corner `origin`.
 struct Grid {
+    /// The low corner of all the boxes, in m.
     origin: [f64; 3],
+    /// The side of a cell, in m.
     cell: f64,
+    /// Cells per axis.
     dims: [u64; 3],
     /// The axes, slowest first in a cell's key.
     order: [usize; 3],
@@ -315,8 +320,8 @@ impl Grid {
         grid
     }
 
-    /// Every (cell, triangle) incidence, spread over `buckets` by a hash of the cell, each
-    /// bucket sorted by cell, then by triangle (so a cell's listings are contiguous, in one
+    /// Every (cell, triangle) incidence, spread over `buckets` by key range ([`Grid::bucket`]),
+    /// each bucket sorted by cell, then by triangle (so a cell's listings are contiguous, in one
     /// bucket, in the same order for any thread count).
     fn list(&self, tris: &[Tri], buckets: &mut Vec<Vec<Entry>>) {
         let pieces: Vec<Vec<Vec<Entry>>> = tris
