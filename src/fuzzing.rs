@@ -274,7 +274,9 @@ pub fn triangle_pairs(data: &[u8]) {
 /// made; and, for a scene in the well-conditioned range of [`ArbitraryScene::well_conditioned`],
 /// the two paths count the same degenerate projections and their positions agree within
 /// [`AGREE_FLOOR`] `+` [`AGREE_FACTOR`] `×` the motion's own rounding sensitivity (the gap
-/// between the reference and the reference started one ulp off), the bound
+/// between the reference and references started one ulp of the scene's largest coordinate off,
+/// either way: see `nudged_reference`; counts are compared where 16 ulps either way do not
+/// change the reference's own), the bound
 /// `tests/simd_matches_reference.rs` justifies.
 pub fn arbitrary_scene(data: &[u8]) {
     let mut u = Unstructured::new(data);
@@ -287,15 +289,15 @@ pub fn arbitrary_scene(data: &[u8]) {
     let mut fast = model;
     let mut reference = ReferenceSolver::from_model(&fast);
     let well_conditioned = scene.well_conditioned();
-    let mut nudged = well_conditioned.then(|| {
-        let mut cloth = scene.cloth.clone();
-        for (i, p) in cloth.positions.iter_mut().enumerate() {
-            for (k, c) in p.iter_mut().enumerate() {
-                *c = if (i * 3 + k) % 2 == 0 { c.next_up() } else { c.next_down() };
-            }
-        }
-        scene.build(&cloth).map(|m| ReferenceSolver::from_model(&m)).expect("a nudged scene builds")
-    });
+    // References started off by ±1 ulp (the rounding sensitivity: both ways, since at a fold a
+    // perturbation one way may be amplified a thousand times more than the other way) and by ±16
+    // ulps (whether a count sits at a threshold that rounding of the size the position bound
+    // allows, AGREE_FACTOR ulps, could cross).
+    let mut nudged: Vec<ReferenceSolver> = if well_conditioned {
+        NUDGES.iter().map(|&ulps| nudged_reference(&scene, ulps)).collect()
+    } else {
+        Vec::new()
+    };
     let r = fast.report();
     let constraints = r.stretch + r.shear + r.bending.constraints + r.tethers.constraints + r.volumes;
     let projections = constraints as u64 * fast.settings().iterations as u64;
@@ -313,24 +315,50 @@ pub fn arbitrary_scene(data: &[u8]) {
             "reference: finite input never produces a non-finite position: {scene:?}"
         );
         assert!(a.degenerate() <= projections && b.degenerate <= projections, "degenerate lanes are counted");
-        if let Some(nudged) = nudged.as_mut() {
-            // A count is a threshold test (a triangle collapsing, particles meeting): where one
-            // ulp changes the reference's own count, the two programs' rounding may too.
-            if nudged.step().degenerate == b.degenerate {
-                assert_eq!(a.degenerate(), b.degenerate, "both paths skip the same degenerate projections");
-            }
+        // A count is a threshold test (a triangle collapsing, particles meeting): where one ulp
+        // changes the reference's own count, the two programs' rounding may too.
+        let counts_steady =
+            nudged.iter_mut().map(|n| n.step().degenerate == b.degenerate).fold(true, |x, y| x & y);
+        if well_conditioned && counts_steady {
+            assert_eq!(a.degenerate(), b.degenerate, "both paths skip the same degenerate projections");
         }
     }
-    if let Some(nudged) = nudged {
+    if well_conditioned {
         let fast_positions: Vec<[f32; 3]> =
             (0..fast.particles().len()).map(|i| fast.particles().position(i)).collect();
         let gap = max_gap(&fast_positions, &reference.positions());
-        let sensitivity = max_gap(&nudged.positions(), &reference.positions());
+        let sensitivity = nudged
+            .iter()
+            .zip(NUDGES)
+            .filter(|(_, ulps)| ulps.abs() == 1.0)
+            .map(|(n, _)| max_gap(&n.positions(), &reference.positions()))
+            .fold(0.0f32, f32::max);
         assert!(
             gap <= AGREE_FLOOR + AGREE_FACTOR * sensitivity,
             "SIMD and reference differ by {gap} m (sensitivity {sensitivity} m) in a well-conditioned scene"
         );
     }
+}
+
+/// The nudges of the references [`arbitrary_scene`] compares against, in ulps of the scene's
+/// largest coordinate (see `nudged_reference`).
+const NUDGES: [f32; 4] = [1.0, -1.0, AGREE_FACTOR, -AGREE_FACTOR];
+
+/// The reference solver of `scene` with every coordinate moved by `ulps` ulps of the scene's
+/// largest coordinate, alternately up and down. One ulp at the scene's scale, not at
+/// each coordinate's own: the two paths' rounding differences are of the size of the largest
+/// coordinates they combine, so a coordinate of exactly 0 (a cloth lying in a coordinate plane)
+/// must move by that much too, not by the 1e-45 of `0.0.next_up()`, which probes nothing.
+fn nudged_reference(scene: &ArbitraryScene, ulps: f32) -> ReferenceSolver {
+    let scale = scene.cloth.positions.iter().flatten().fold(0.0f32, |m, c| m.max(c.abs()));
+    let ulp = ulps * (scale.next_up() - scale);
+    let mut cloth = scene.cloth.clone();
+    for (i, p) in cloth.positions.iter_mut().enumerate() {
+        for (k, c) in p.iter_mut().enumerate() {
+            *c = if (i * 3 + k) % 2 == 0 { *c + ulp } else { *c - ulp };
+        }
+    }
+    scene.build(&cloth).map(|m| ReferenceSolver::from_model(&m)).expect("a nudged scene builds")
 }
 
 /// Time steps [`arbitrary_scene`] runs.
@@ -549,6 +577,10 @@ impl ArbitraryScene {
     /// * every compliance 0 or from 1e-9 to 1 (in its own unit), every damping at most 1;
     /// * every two particles at least 1 cm apart (no coincident or near-coincident particles),
     ///   and every triangle's area at least 1e-4 m² (no colinear corners);
+    /// * every triangle's smallest height at least 1 cm and four times the farthest a particle
+    ///   can move in one time step (initial speed and gravity): a particle that sweeps across a
+    ///   sliver in one step turns its bending angle by up to π, and which way it goes round is a
+    ///   matter of rounding;
     /// * no rest lengths given: every constraint starts at its rest length (a scene whose rest
     ///   lengths differ from the initial distances starts far from equilibrium, and the two
     ///   programs' different rounding of metre-sized corrections, projection after projection,
@@ -564,6 +596,17 @@ impl ArbitraryScene {
         let material_ok =
             |alpha: f32, beta: f32| (alpha == 0.0 || (1e-9..=1.0).contains(&alpha)) && beta <= 1.0;
         let far = |a: [f32; 3], b: [f32; 3]| weft_core::topology::distance(a, b) >= 1e-2;
+        let h = s.time_step().h64;
+        let speed = c.velocities.iter().flatten().map(|v| weft_core::topology::distance(*v, [0.0; 3]) as f64);
+        let gravity = weft_core::topology::distance(s.gravity, [0.0; 3]) as f64;
+        let reach = (speed.fold(0.0, f64::max) + gravity * h * ARBITRARY_STEPS as f64) * h;
+        let wide = |p: [[f32; 3]; 3]| {
+            let longest = (0..3)
+                .map(|k| weft_core::topology::distance(p[k], p[(k + 1) % 3]) as f64)
+                .fold(0.0, f64::max);
+            let height = 2.0 * weft_core::topology::triangle_area(p[0], p[1], p[2]) / longest;
+            height >= 1e-2f64.max(4.0 * reach)
+        };
         // Mesh contacts and following pins are checked for finiteness and counting only.
         self.meshes.is_empty()
             && c.follow.is_none()
@@ -581,7 +624,9 @@ impl ArbitraryScene {
             && c.triangles.iter().all(|t| {
                 let p = |k: usize| c.positions.get(t[k] as usize).copied();
                 match (p(0), p(1), p(2)) {
-                    (Some(a), Some(b), Some(d)) => weft_core::topology::triangle_area(a, b, d) >= 1e-4,
+                    (Some(a), Some(b), Some(d)) => {
+                        weft_core::topology::triangle_area(a, b, d) >= 1e-4 && wide([a, b, d])
+                    }
                     _ => true, // refused at build
                 }
             })

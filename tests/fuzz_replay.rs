@@ -88,6 +88,51 @@ fn regression_agreement_far_from_rest() {
     regression("arbitrary_scene", "agreement-far-from-rest-a1f0eb56", weft::fuzzing::arbitrary_scene);
 }
 
+/// `arbitrary_scene`, three findings of one afternoon, each a scene whose triangles are slivers
+/// (the tame lattice's particles in one row, lifted by at most 5 cm) that a particle sweeps
+/// across in one step, so that which way a bending angle turns is a matter of rounding:
+///
+/// * `zero-coordinate-nudge`: a 2.5e-4 m gap against a sensitivity of 1.2e-7 m, because the
+///   scene lies in y = 0 and `0.0.next_up()` (1e-45 m) probes nothing: the nudge is now one ulp
+///   of the scene's largest coordinate;
+/// * `one-sided-fold`: one ulp one way moved the reference 2e-6 m, the other way 2e-4 m: the
+///   sensitivity is now the larger of the two directions;
+/// * `count-at-a-threshold-4-ulps`: a degenerate count the reference kept one ulp either way
+///   but changed four ulps off: counts are now compared only where 16 ulps either way leave it.
+///
+/// Those three sharpen the check. The cause they share now puts the scenes outside the
+/// well-conditioned range (see `regression_sliver_swept_in_one_step`); they are replayed.
+#[test]
+fn regression_slivers_in_a_row() {
+    for name in
+        ["zero-coordinate-nudge-a721dbd9", "one-sided-fold-9c200220", "count-at-a-threshold-4-ulps-4d2e8d39"]
+    {
+        let file = Path::new(env!("CARGO_MANIFEST_DIR")).join("fuzz/regressions/arbitrary_scene").join(name);
+        let data = std::fs::read(&file).unwrap();
+        let mut u = arbitrary::Unstructured::new(&data);
+        let scene =
+            weft::fuzzing::ArbitraryScene::generate(&mut u, data.ends_with(weft::fuzzing::TAME)).unwrap();
+        assert!(scene.cloth.positions.iter().all(|p| p[1] == 0.0), "{name}: one row of the lattice");
+        assert!(!scene.well_conditioned(), "{name}: slivers swept in a step");
+        regression("arbitrary_scene", name, weft::fuzzing::arbitrary_scene);
+    }
+}
+
+/// `arbitrary_scene`: a hinge of two slivers (3 mm high) with rigid bending, whose one free
+/// corner moves 17 mm in a step: it sweeps across the hinge, the bending angle turns by π, and
+/// the two paths (both jumping 90 m) went round different ways. A triangle lower than 1 cm or than
+/// four times a step's reach now puts a scene outside the well-conditioned range.
+#[test]
+fn regression_sliver_swept_in_one_step() {
+    let file = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("fuzz/regressions/arbitrary_scene/sliver-swept-in-one-step-907d985f");
+    let data = std::fs::read(&file).unwrap();
+    let mut u = arbitrary::Unstructured::new(&data);
+    let scene = weft::fuzzing::ArbitraryScene::generate(&mut u, data.ends_with(weft::fuzzing::TAME)).unwrap();
+    assert!(!scene.well_conditioned());
+    regression("arbitrary_scene", "sliver-swept-in-one-step-907d985f", weft::fuzzing::arbitrary_scene);
+}
+
 /// The agreement check of `arbitrary_scene` is not vacuous: some corpus inputs are
 /// well-conditioned scenes that build and have constraints.
 #[test]
