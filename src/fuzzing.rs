@@ -315,8 +315,9 @@ pub fn arbitrary_scene(data: &[u8]) {
             "reference: finite input never produces a non-finite position: {scene:?}"
         );
         assert!(a.degenerate() <= projections && b.degenerate <= projections, "degenerate lanes are counted");
-        // A count is a threshold test (a triangle collapsing, particles meeting): where one ulp
-        // changes the reference's own count, the two programs' rounding may too.
+        // A count is a threshold test (a triangle collapsing, particles meeting): where a nudge
+        // changes the reference's own count, the two programs' rounding may too. Every nudged
+        // reference steps (a fold, not `all`, which would stop at the first change).
         let counts_steady =
             nudged.iter_mut().map(|n| n.step().degenerate == b.degenerate).fold(true, |x, y| x & y);
         if well_conditioned && counts_steady {

@@ -58,6 +58,14 @@ fn regression(target: &str, name: &str, body: fn(&[u8])) {
     body(&data);
 }
 
+/// The scene a committed `arbitrary_scene` regression input draws.
+fn regression_scene(name: &str) -> weft::fuzzing::ArbitraryScene {
+    let file = Path::new(env!("CARGO_MANIFEST_DIR")).join("fuzz/regressions/arbitrary_scene").join(name);
+    let data = std::fs::read(&file).unwrap_or_else(|e| panic!("{}: {e}", file.display()));
+    let mut u = arbitrary::Unstructured::new(&data);
+    weft::fuzzing::ArbitraryScene::generate(&mut u, data.ends_with(weft::fuzzing::TAME)).unwrap()
+}
+
 /// `arbitrary_scene`: β = 1e30 N·s/m times a relative speed of 1e9 m/s overflowed `Δλ` to
 /// infinity and the positions to NaN; such a lane is now skipped and counted.
 #[test]
@@ -78,11 +86,7 @@ fn regression_wind_overflow() {
 /// well-conditioned range, where only finiteness and counting are checked.
 #[test]
 fn regression_agreement_far_from_rest() {
-    let file = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("fuzz/regressions/arbitrary_scene/agreement-far-from-rest-a1f0eb56");
-    let data = std::fs::read(&file).unwrap();
-    let mut u = arbitrary::Unstructured::new(&data);
-    let scene = weft::fuzzing::ArbitraryScene::generate(&mut u, data.ends_with(weft::fuzzing::TAME)).unwrap();
+    let scene = regression_scene("agreement-far-from-rest-a1f0eb56");
     assert!(scene.cloth.edge_sets.iter().any(|e| e.rest_lengths.is_some()));
     assert!(!scene.well_conditioned());
     regression("arbitrary_scene", "agreement-far-from-rest-a1f0eb56", weft::fuzzing::arbitrary_scene);
@@ -107,11 +111,7 @@ fn regression_slivers_in_a_row() {
     for name in
         ["zero-coordinate-nudge-a721dbd9", "one-sided-fold-9c200220", "count-at-a-threshold-4-ulps-4d2e8d39"]
     {
-        let file = Path::new(env!("CARGO_MANIFEST_DIR")).join("fuzz/regressions/arbitrary_scene").join(name);
-        let data = std::fs::read(&file).unwrap();
-        let mut u = arbitrary::Unstructured::new(&data);
-        let scene =
-            weft::fuzzing::ArbitraryScene::generate(&mut u, data.ends_with(weft::fuzzing::TAME)).unwrap();
+        let scene = regression_scene(name);
         assert!(scene.cloth.positions.iter().all(|p| p[1] == 0.0), "{name}: one row of the lattice");
         assert!(!scene.well_conditioned(), "{name}: slivers swept in a step");
         regression("arbitrary_scene", name, weft::fuzzing::arbitrary_scene);
@@ -124,11 +124,7 @@ fn regression_slivers_in_a_row() {
 /// four times a step's reach now puts a scene outside the well-conditioned range.
 #[test]
 fn regression_sliver_swept_in_one_step() {
-    let file = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("fuzz/regressions/arbitrary_scene/sliver-swept-in-one-step-907d985f");
-    let data = std::fs::read(&file).unwrap();
-    let mut u = arbitrary::Unstructured::new(&data);
-    let scene = weft::fuzzing::ArbitraryScene::generate(&mut u, data.ends_with(weft::fuzzing::TAME)).unwrap();
+    let scene = regression_scene("sliver-swept-in-one-step-907d985f");
     assert!(!scene.well_conditioned());
     regression("arbitrary_scene", "sliver-swept-in-one-step-907d985f", weft::fuzzing::arbitrary_scene);
 }

@@ -15,6 +15,8 @@ mod support;
 use std::collections::BTreeMap;
 use std::path::Path;
 
+use glam::DVec3;
+
 use common::{Grid, kinetic_energy, positions, settings};
 use support::{contents, weft, weft_ok};
 use weft_core::collider::{ColliderDesc, ColliderShape, Friction, RigidKey};
@@ -33,16 +35,17 @@ fn friction(mu: f32) -> Friction {
     Friction { static_coefficient: mu, kinetic_coefficient: mu }
 }
 
-fn sub(a: [f64; 3], b: [f64; 3]) -> [f64; 3] {
-    std::array::from_fn(|i| a[i] - b[i])
+/// A point in m as a `glam` vector, in `f64`.
+fn v64(p: [f32; 3]) -> DVec3 {
+    DVec3::from_array(p.map(f64::from))
 }
 
-fn dot(a: [f64; 3], b: [f64; 3]) -> f64 {
-    a[0] * b[0] + a[1] * b[1] + a[2] * b[2]
-}
-
-fn cross(a: [f64; 3], b: [f64; 3]) -> [f64; 3] {
-    [a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0]]
+/// A grid cloth `resolution` particles across, `size` m, lying in the xz plane from `origin`
+/// (m), density 0.2 kg/m², with stretch and shear compliances in m/N.
+fn xz_sheet(resolution: [u32; 2], size: [f32; 2], origin: [f32; 3], stretch: f32, shear: f32) -> ClothDesc {
+    let g = weft_core::grid::GridDesc { resolution, size, origin, plane: weft_core::grid::GridPlane::XZ };
+    let c = |v: f32| weft_core::units::Elasticity::Compliance(weft_core::units::Compliance::new(v).unwrap());
+    g.generate(&Limits::default()).unwrap().into_cloth("sheet", MassSpec::Density(0.2), c(stretch), c(shear))
 }
 
 /// A 1 m cloth (21 × 21) dropped from 0.75 m onto a static icosphere (radius 0.3 m, 1280
@@ -62,15 +65,15 @@ fn cross(a: [f64; 3], b: [f64; 3]) -> [f64; 3] {
 fn cloth_drapes_over_a_static_mesh_sphere_without_entering_it() {
     let (r, centre) = (0.3f32, [0.0f32, 0.3, 0.0]);
     let (vertices, triangles) = weft_core::shapes::icosphere(3, r, centre);
-    let centre = centre.map(f64::from);
+    let centre = v64(centre);
     let thickness = 0.01f32;
     // The faces' nearest distance to the centre (the inscribed radius of the polyhedron).
     let inscribed = triangles
         .iter()
         .map(|t| {
-            let c = t.map(|i| vertices[i as usize].map(f64::from));
-            let n = cross(sub(c[1], c[0]), sub(c[2], c[0]));
-            let d = dot(sub(c[0], centre), n) / dot(n, n).sqrt();
+            let c = t.map(|i| v64(vertices[i as usize]));
+            let n = (c[1] - c[0]).cross(c[2] - c[0]);
+            let d = (c[0] - centre).dot(n) / n.length();
             assert!(d > 0.0, "the icosphere's faces point outward");
             d
         })
@@ -78,16 +81,7 @@ fn cloth_drapes_over_a_static_mesh_sphere_without_entering_it() {
     let mut s = settings(60.0, 4, 10, [0.0, -9.81, 0.0]);
     s.velocity_damping = 1.0;
     let mut b = ModelBuilder::new(s, Limits::default()).unwrap();
-    let g = weft_core::grid::GridDesc {
-        resolution: [21, 21],
-        size: [1.0, 1.0],
-        origin: [-0.5, 0.75, -0.5],
-        plane: weft_core::grid::GridPlane::XZ,
-    };
-    let c = |v: f32| weft_core::units::Elasticity::Compliance(weft_core::units::Compliance::new(v).unwrap());
-    let cloth =
-        g.generate(&Limits::default()).unwrap().into_cloth("sheet", MassSpec::Density(0.2), c(1e-7), c(1e-5));
-    b.add_cloth(&cloth).unwrap();
+    b.add_cloth(&xz_sheet([21, 21], [1.0, 1.0], [-0.5, 0.75, -0.5], 1e-7, 1e-5)).unwrap();
     b.add_mesh_collider(&MeshColliderDesc {
         name: "ball".into(),
         triangles,
@@ -111,7 +105,7 @@ fn cloth_drapes_over_a_static_mesh_sphere_without_entering_it() {
         let stats = one_step(&mut model);
         assert_eq!(stats.colliders.deep, Some(0), "deep particles after step {k}");
         for p in positions(&model) {
-            closest = closest.min(dot(sub(p.map(f64::from), centre), sub(p.map(f64::from), centre)).sqrt());
+            closest = closest.min(v64(p).distance(centre));
         }
         assert!(
             closest >= inscribed - thickness as f64 / 2.0,
@@ -232,20 +226,7 @@ fn platform_offset(t: f64) -> f64 {
 /// fps × 4 substeps, 8 iterations; returns the cloth's mean `x` displacement and the platform's.
 fn carried(mu: f32) -> (f64, f64) {
     let mut b = ModelBuilder::new(settings(60.0, 4, 8, [0.0, -9.81, 0.0]), Limits::default()).unwrap();
-    let g = weft_core::grid::GridDesc {
-        resolution: [11, 11],
-        size: [0.5, 0.5],
-        origin: [-0.25, 0.0101, -0.25],
-        plane: weft_core::grid::GridPlane::XZ,
-    };
-    let c = |v: f32| weft_core::units::Elasticity::Compliance(weft_core::units::Compliance::new(v).unwrap());
-    b.add_cloth(&g.generate(&Limits::default()).unwrap().into_cloth(
-        "sheet",
-        MassSpec::Density(0.2),
-        c(1e-6),
-        c(1e-5),
-    ))
-    .unwrap();
+    b.add_cloth(&xz_sheet([11, 11], [0.5, 0.5], [-0.25, 0.0101, -0.25], 1e-6, 1e-5)).unwrap();
     let frames = (0..=130)
         .map(|k| {
             let x = platform_offset(k as f64 / 60.0) as f32;
@@ -357,10 +338,9 @@ fn pins_follow_a_keyframed_path_exactly() {
                 &rest[grid.pins.iter().position(|&p| p == i).expect("a following pin is one of the pins")];
             assert_eq!(now[i as usize].map(f32::to_bits), target.map(f32::to_bits), "frame {frame}: pin {i}");
             let e = expected(t, *x_rest);
-            let d = sub(now[i as usize].map(f64::from), e);
-            gap = gap.max(dot(d, d).sqrt());
-            let m = sub(now[i as usize].map(f64::from), *x_rest);
-            moved = moved.max(dot(m, m).sqrt());
+            let x = v64(now[i as usize]);
+            gap = gap.max(x.distance(DVec3::from_array(e)));
+            moved = moved.max(x.distance(DVec3::from_array(*x_rest)));
         }
     }
     eprintln!("largest gap {gap:.2e} m, pins moved up to {moved:.3} m");
@@ -442,8 +422,8 @@ fn pins_following_an_animated_mesh_keep_their_distance_to_it() {
         let p = p.map(f64::from);
         (0..mesh.triangles.len())
             .map(|t| {
-                let d = sub(p, closest_point_on_triangle(p, mesh.triangle_at(t, m.time())));
-                dot(d, d).sqrt()
+                DVec3::from_array(p)
+                    .distance(DVec3::from_array(closest_point_on_triangle(p, mesh.triangle_at(t, m.time()))))
             })
             .fold(f64::INFINITY, f64::min)
     };
@@ -463,8 +443,7 @@ fn pins_following_an_animated_mesh_keep_their_distance_to_it() {
                 start[i]
             );
             worst = worst.max(change);
-            let m = sub(p.map(f64::from), pins[i].map(f64::from));
-            moved = moved.max(dot(m, m).sqrt());
+            moved = moved.max(v64(p).distance(v64(pins[i])));
         }
     }
     eprintln!("largest change of distance {worst:.2e} m, pins moved up to {moved:.3} m");
@@ -509,7 +488,8 @@ fn the_cape_body_is_a_closed_outward_mesh_that_walks() {
         assert_eq!(count, 1, "edge {a}→{b} used {count} times the same way");
         assert_eq!(edges.get(&(b, a)), Some(&1), "edge {a}→{b} has no opposite");
     }
-    let volume: f64 = f.iter().map(|t| dot(v[t[0]], cross(v[t[1]], v[t[2]])) / 6.0).sum();
+    let at = |k: usize| DVec3::from_array(v[k]);
+    let volume: f64 = f.iter().map(|t| at(t[0]).dot(at(t[1]).cross(at(t[2]))) / 6.0).sum();
     let width = v.iter().map(|p| p[0]).fold(f64::NEG_INFINITY, f64::max)
         - v.iter().map(|p| p[0]).fold(f64::INFINITY, f64::min);
     let pc2 = weft_io::pc2::read_pc2(&dir.join("body.pc2")).unwrap();
@@ -528,9 +508,9 @@ fn the_cape_body_is_a_closed_outward_mesh_that_walks() {
     let (mut moved, mut sideways) = (0.0f64, 0.0f64);
     for &i in &shoulders {
         let (a, b) = (frame(0)[i], frame(60)[i]);
-        let d = sub(b.map(f64::from), a.map(f64::from));
-        moved = moved.max(dot(d, d).sqrt());
-        sideways = sideways.max(d[0].abs());
+        let d = v64(b) - v64(a);
+        moved = moved.max(d.length());
+        sideways = sideways.max(d.x.abs());
     }
     eprintln!(
         "{} triangles over {} vertices; volume {volume:.4} m³; {width:.2} m wide; shoulders moved {moved:.2} m, {sideways:.2} m sideways",

@@ -559,19 +559,7 @@ mod tests {
         assert_eq!(intersecting_pairs(&p, &t), 0);
         let (p, t) = strips(0.0, true);
         // Each triangle of the tilted strip crosses each of the flat strip's... where they overlap.
-        let brute = {
-            let mut n = 0;
-            for i in 0..t.len() {
-                for j in i + 1..t.len() {
-                    if !t[i].iter().any(|v| t[j].contains(v))
-                        && triangles_intersect(t[i].map(|k| p[k as usize]), t[j].map(|k| p[k as usize]))
-                    {
-                        n += 1;
-                    }
-                }
-            }
-            n
-        };
+        let brute = brute_force(&p, &t);
         assert!(brute > 0);
         assert_eq!(intersecting_pairs(&p, &t), brute);
         // The two triangles of a strip share an edge: never counted, though they touch.
@@ -597,24 +585,8 @@ mod tests {
         let p: Vec<[f32; 3]> = (0..n * n)
             .map(|k| [(k % n) as f32 * 0.1 + 0.2 * rnd(), (k / n) as f32 * 0.1, 0.3 * rnd()])
             .collect();
-        let mut t = Vec::new();
-        for j in 0..n - 1 {
-            for i in 0..n - 1 {
-                let a = j * n + i;
-                t.push([a, a + 1, a + n + 1]);
-                t.push([a, a + n + 1, a + n]);
-            }
-        }
-        let mut brute = 0;
-        for i in 0..t.len() {
-            for j in i + 1..t.len() {
-                if !t[i].iter().any(|v| t[j].contains(v))
-                    && triangles_intersect(t[i].map(|k| p[k as usize]), t[j].map(|k| p[k as usize]))
-                {
-                    brute += 1;
-                }
-            }
-        }
+        let t = grid_triangles(n, n);
+        let brute = brute_force(&p, &t);
         assert!(brute > 0, "the crumpled sheet should cross itself somewhere");
         // The float pre-filter never calls an intersecting pair apart.
         for i in 0..t.len() {
@@ -624,6 +596,19 @@ mod tests {
             }
         }
         assert_eq!(intersecting_pairs(&p, &t), brute);
+    }
+
+    /// The triangles of an `n × m` grid of particles (row-major), two per cell.
+    fn grid_triangles(n: u32, m: u32) -> Vec<[u32; 3]> {
+        let mut t = Vec::new();
+        for j in 0..m - 1 {
+            for i in 0..n - 1 {
+                let a = j * n + i;
+                t.push([a, a + 1, a + n + 1]);
+                t.push([a, a + n + 1, a + n]);
+            }
+        }
+        t
     }
 
     /// Non-adjacent intersecting pairs by testing every pair.
@@ -682,14 +667,7 @@ mod tests {
             if let Some(k) = broken {
                 p[(k % (n * m)) as usize][0] = f32::NAN;
             }
-            let mut t = Vec::new();
-            for j in 0..m - 1 {
-                for i in 0..n - 1 {
-                    let a = j * n + i;
-                    t.push([a, a + 1, a + n + 1]);
-                    t.push([a, a + n + 1, a + n]);
-                }
-            }
+            let t = grid_triangles(n, m);
             let mut counter = IntersectionCounter::default();
             // A first, larger call leaves the buffers full: the next count must not see them.
             counter.count(&p, &t.iter().chain(&t).copied().collect::<Vec<_>>());
