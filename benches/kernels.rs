@@ -74,7 +74,8 @@ fn distance(c: &mut Criterion) {
                 let (lanes, lambda) = parts.distance.lanes_and_lambda_mut();
                 b.iter(|| {
                     pool.install(|| {
-                        weft_kernels::distance::solve(
+                        weft_kernels::schedule::solve(
+                            &weft_kernels::distance::Distance,
                             &lanes,
                             lambda,
                             p.positions,

@@ -34,6 +34,10 @@ use weft_core::limits::Limits;
 use weft_core::tether::TetherDesc;
 use weft_core::units::{Compliance, Elasticity};
 use weft_core::{MassSpec, Model, ModelBuilder, SimSettings};
+use weft_kernels::bending::Bending;
+use weft_kernels::distance::Distance;
+use weft_kernels::schedule::solve;
+use weft_kernels::tether::Tether;
 use weft_kernels::{KernelPath, StepOptions};
 use weft_reference::ReferenceSolver;
 
@@ -122,7 +126,7 @@ fn kernel_sweep<'a>(model: &Model, path: KernelPath, pool: &'a ThreadPool) -> Sw
         pool.install(|| {
             // All sweeps of a round in one team, as a time step runs its iterations.
             let start = Instant::now();
-            weft_kernels::distance::solve(&lanes, lambda, p.positions, p.prev_positions, &step, path, sweeps);
+            solve(&Distance, &lanes, lambda, p.positions, p.prev_positions, &step, path, sweeps);
             start.elapsed().as_secs_f64()
         })
     })
@@ -147,19 +151,11 @@ fn kind_sweep<'a>(model: &Model, kind: Kind, path: KernelPath, pool: &'a ThreadP
             match kind {
                 Kind::Bending => {
                     let (lanes, lambda) = parts.bending.lanes_and_lambda_mut();
-                    weft_kernels::bending::solve(
-                        &lanes,
-                        lambda,
-                        p.positions,
-                        p.prev_positions,
-                        &step,
-                        path,
-                        sweeps,
-                    );
+                    solve(&Bending, &lanes, lambda, p.positions, p.prev_positions, &step, path, sweeps);
                 }
                 Kind::Tethers => {
                     let (lanes, lambda) = parts.tethers.lanes_and_lambda_mut();
-                    weft_kernels::tether::solve(&lanes, lambda, p.positions, &step, path, sweeps);
+                    solve(&Tether, &lanes, lambda, p.positions, p.prev_positions, &step, path, sweeps);
                 }
             }
             start.elapsed().as_secs_f64()

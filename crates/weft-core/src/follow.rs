@@ -202,18 +202,37 @@ impl Followers {
     /// Where every following pin is at time `t` (s): `(particle, position in m)`, paths' pins
     /// first, then the meshes', each in the order they were added.
     pub fn targets(&self, meshes: &[MeshCollider], t: f64) -> Vec<(u32, [f32; 3])> {
-        let poses: Vec<Pose> = self.paths.iter().map(|keys| pose_at(keys, t)).collect();
-        let rigid = self.rigid.iter().map(|a| (a.particle, poses[a.path as usize].apply(a.local)));
-        let surface = self.surface.iter().map(|a| {
+        let mut out = Vec::with_capacity(self.len());
+        self.targets_into(meshes, t, &mut out);
+        out
+    }
+
+    /// [`Followers::targets`] into `out` (cleared first), which keeps its capacity from step to
+    /// step.
+    pub fn targets_into(&self, meshes: &[MeshCollider], t: f64, out: &mut Vec<(u32, [f32; 3])>) {
+        out.clear();
+        // The anchors of one path are contiguous: each path's pose is taken once.
+        let mut pose: Option<(u32, Pose)> = None;
+        for a in &self.rigid {
+            let p = match pose {
+                Some((path, p)) if path == a.path => p,
+                _ => {
+                    let p = pose_at(&self.paths[a.path as usize], t);
+                    pose = Some((a.path, p));
+                    p
+                }
+            };
+            out.push((a.particle, p.apply(a.local).map(|c| c as f32)));
+        }
+        for a in &self.surface {
             let corners = meshes[a.mesh as usize].triangle_at(a.triangle as usize, t);
             let frame =
                 triangle_frame(corners).unwrap_or([[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]]);
-            let x = std::array::from_fn(|i| {
+            let x: [f64; 3] = std::array::from_fn(|i| {
                 corners[0][i] + (0..3).map(|k| a.local[k] * frame[k][i]).sum::<f64>()
             });
-            (a.particle, x)
-        });
-        rigid.chain(surface).map(|(p, x)| (p, x.map(|c| c as f32))).collect()
+            out.push((a.particle, x.map(|c| c as f32)));
+        }
     }
 }
 

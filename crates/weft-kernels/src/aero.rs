@@ -2,7 +2,7 @@
 //! lift from the cloth's velocity relative to the wind, accumulated per particle in a fixed order,
 //! as one phase of the step's team before the prediction.
 //!
-//! The phase runs over chunks of [`PARTICLE_CHUNK`] particles. Each free particle sums a third of
+//! The phase runs over chunks of [`PARTICLE_CHUNK`](crate::integrate::PARTICLE_CHUNK) particles. Each free particle sums a third of
 //! the force of each of its triangles, in triangle order; a triangle's force is computed by each
 //! of its corners (three times, on the same inputs, so with the same bits) instead of once into a
 //! shared per-triangle buffer, which keeps the pass a single phase with no scratch memory. It runs
@@ -11,7 +11,7 @@
 
 use weft_core::aero::{AeroModel, wind_at};
 
-use crate::integrate::PARTICLE_CHUNK;
+use crate::integrate::{particle_chunk, particle_chunks};
 use crate::records::Record;
 use crate::shared::SharedSlice;
 use crate::team::{self, Team};
@@ -57,31 +57,33 @@ pub fn triangle_force(aero: &AeroModel, x: &[Record], v: &[Record], wind: [f32; 
 }
 
 /// Writes the aerodynamic force on every particle (N, `[x, y, z, 0]`) into `forces`, at time
-/// `time` (s), from the positions and velocities at the start of the step.
+/// `time` (s), from the positions and velocities at the start of the step, as one phase of
+/// `team`.
 ///
-/// The caller guarantees that `forces` has one record per particle and that no other code
-/// touches it during the call; `positions` and `velocities` are not written meanwhile.
-pub(crate) fn force_phases(
+/// The caller guarantees that `forces` has one record per particle and that during the phase no
+/// other code touches it, and nothing writes `positions` or `velocities`.
+pub(crate) fn force_phase(
     team: &Team<'_>,
     aero: &AeroModel,
-    positions: &[Record],
-    velocities: &[Record],
+    positions: SharedSlice<'_, Record>,
+    velocities: SharedSlice<'_, Record>,
     forces: SharedSlice<'_, Record>,
     time: f64,
 ) {
     let wind = wind_at(&aero.wind, time);
     let len = positions.len();
-    team.for_each(len.div_ceil(PARTICLE_CHUNK), |c| {
-        let range = c * PARTICLE_CHUNK..((c + 1) * PARTICLE_CHUNK).min(len);
-        // SAFETY: each chunk index is claimed by one thread in this phase, the chunks are
-        // disjoint and inside `forces` (one record per particle, the caller's guarantee), and no
-        // other code touches the forces meanwhile.
-        let out = unsafe { forces.range_mut(range.clone()) };
+    team.for_each(particle_chunks(len), |phase, c| {
+        let range = particle_chunk(c, len);
+        // SAFETY: each chunk is claimed by one work item in this phase, the chunks are disjoint
+        // and inside `forces` (one record per particle, the caller's guarantee), and no other
+        // code touches the forces in this phase; nothing writes the positions or velocities.
+        let (out, x, v) =
+            unsafe { (forces.write(phase, range.clone()), positions.read(phase), velocities.read(phase)) };
         for (f, i) in out.iter_mut().zip(range) {
             let mut sum = [0.0f32; 3];
-            if positions[i][3] > 0.0 {
+            if x[i][3] > 0.0 {
                 for &t in aero.incident(i) {
-                    let ft = triangle_force(aero, positions, velocities, wind, t as usize);
+                    let ft = triangle_force(aero, x, v, wind, t as usize);
                     sum = std::array::from_fn(|k| sum[k] + ft[k] / 3.0);
                 }
             }
@@ -104,6 +106,8 @@ pub fn forces(aero: &AeroModel, positions: &[Record], velocities: &[Record], tim
     }
     assert_eq!(aero.incidence_start.len(), positions.len() + 1, "the aerodynamics belong to another model");
     let shared = SharedSlice::new(&mut out);
-    team::run(|team| force_phases(team, aero, positions, velocities, shared, time));
+    // SAFETY: the force phase only reads the positions and velocities.
+    let (x, v) = unsafe { (SharedSlice::read_only(positions), SharedSlice::read_only(velocities)) };
+    team::run(|team| force_phase(team, aero, x, v, shared, time), |(), ()| ());
     out
 }

@@ -1,6 +1,6 @@
 //! The XPBD dihedral-angle bending constraint (see [`weft_core::bending`] for the maths and the
 //! units): one kernel body for any [`Real`], a SIMD and a scalar instantiation, run colour by
-//! colour by [`crate::schedule`].
+//! colour by [`crate::schedule`] as the batched kind [`Bending`].
 //!
 //! For a hinge `[a, b, c, d]` (edge `a–b`, wings `c`, `d`), with `e = x_b − x_a`,
 //! `n₁ = e × (x_c − x_a)`, `n₂ = (x_d − x_a) × e`:
@@ -24,7 +24,6 @@
 //! denominator is positive and finite and `Δλ` is finite. Any NaN fails these comparisons too.
 //! Other lanes get `Δλ = 0` through a mask, move nothing, and are counted.
 
-use rayon::prelude::*;
 use weft_core::bending::{BendingLanes, COMPLIANCE, DAMPING, MAX_SPAN, MIN_EDGE, MIN_HEIGHT, REST_ANGLE};
 use weft_core::lanes::Lanes;
 use weft_core::settings::TimeStep;
@@ -33,10 +32,7 @@ use wide::f32x8;
 use crate::KernelPath;
 use crate::lane::{Real, SIMD_WIDTH, V3, add3, dot3, scale3, sub3};
 use crate::records::{BatchGroup, Record, gather8};
-use crate::schedule::{Access, BatchKernel, CHUNK_BATCHES, solve_plan, sweep_in_team};
-use crate::shared::SharedSlice;
-use crate::stats::Residual;
-use crate::team::Team;
+use crate::schedule::{Access, BatchKernel, BatchedKind, KernelInputs, LaneResidual, run_batches};
 
 /// `tan(π/8)`: above it, [`atan2`] reduces its argument by `π/4`.
 const TAN_PI_8: f32 = 0.414_213_57;
@@ -284,83 +280,39 @@ impl<const DAMPED: bool> BatchKernel for BendingKernel<'_, DAMPED> {
     }
 }
 
-/// `sweeps` solver iterations over all bending constraints, each as [`crate::schedule`] orders it
-/// (blocks, boundary colours, serial list), in one team of the current rayon pool, as a time step
-/// runs its iterations (the pool is woken once). Returns the degenerate projections. The benches
-/// time this.
-///
-/// # Panics
-/// If `positions` or `prev` do not hold exactly the lanes' particle count.
-pub fn solve(
-    lanes: &BendingLanes<'_>,
-    lambda: &mut [Lanes<f32>],
-    positions: &mut [Record],
-    prev: &[Record],
-    step: &TimeStep,
-    path: KernelPath,
-    sweeps: usize,
-) -> u64 {
-    assert_eq!(positions.len(), lanes.particle_count(), "positions belong to another model");
-    sweep_in_team(lambda, positions, sweeps, |team, lambdas, records| {
-        solve_phases(team, lanes, lambdas, records, prev, step, path)
-    })
-}
+/// The bending constraints as a batched kind: particle slots `[a, b, c, d]` (hinge edge `a–b`,
+/// wings `c` and `d`), parameter columns [`REST_ANGLE`], [`COMPLIANCE`], [`DAMPING`]; residual
+/// `|C|` in rad (no relative value: an angle has no scale of its own). Degenerate hinges (no
+/// usable angle, see the module docs) are left out of the residual.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Bending;
 
-/// One sweep as phases of a team that every thread calls; returns this thread's degenerate
-/// projections.
-///
-/// The caller guarantees that `records` holds the lanes' particles and `lambdas` their
-/// multipliers, and that no other code touches either during the call.
-#[allow(clippy::too_many_arguments)]
-pub(crate) fn solve_phases(
-    team: &Team<'_>,
-    lanes: &BendingLanes<'_>,
-    lambdas: SharedSlice<'_, Lanes<f32>>,
-    records: SharedSlice<'_, Record>,
-    prev: &[Record],
-    step: &TimeStep,
-    path: KernelPath,
-) -> u64 {
-    if lanes.batch_count() == 0 {
-        return 0;
+impl BatchedKind<4, 3> for Bending {
+    #[inline(always)]
+    fn project(
+        &self,
+        inputs: KernelInputs<'_, 4, 3>,
+        path: KernelPath,
+        first: usize,
+        lambda: &mut [Lanes<f32>],
+        access: &mut impl Access,
+    ) -> u64 {
+        let KernelInputs { lanes, prev, step } = inputs;
+        if lanes.param(DAMPING).is_empty() {
+            run_batches(&BendingKernel::<false> { lanes, prev, step }, path, first, lambda, access)
+        } else {
+            run_batches(&BendingKernel::<true> { lanes, prev, step }, path, first, lambda, access)
+        }
     }
-    assert_eq!(prev.len(), lanes.particle_count(), "previous positions belong to another model");
-    if lanes.param(DAMPING).is_empty() {
-        solve_plan(team, &BendingKernel::<false> { lanes, prev, step }, lanes.plan(), lambdas, records, path)
-    } else {
-        solve_plan(team, &BendingKernel::<true> { lanes, prev, step }, lanes.plan(), lambdas, records, path)
-    }
-}
 
-/// `|C|` (rad) over all bending constraints, now: largest, sum and count (relative values are 0:
-/// an angle has no scale of its own), reduced in a fixed order. Degenerate hinges (no usable
-/// angle, see the module docs) are left out of the count.
-pub fn residual(lanes: &BendingLanes<'_>, positions: &[Record]) -> Residual {
-    assert_eq!(positions.len(), lanes.particle_count(), "positions belong to another model");
-    let batches = lanes.batch_count();
-    let rest = lanes.param(REST_ANGLE);
-    let per_chunk: Vec<Residual> = (0..batches.div_ceil(CHUNK_BATCHES))
-        .into_par_iter()
-        .map(|chunk| {
-            let mut r = Residual::default();
-            for b in chunk * CHUNK_BATCHES..((chunk + 1) * CHUNK_BATCHES).min(batches) {
-                let x: [V3<f32x8>; 4] = std::array::from_fn(|s| {
-                    xyz(gather8(|i| positions[i as usize], &lanes.particles(s)[b].0))
-                });
-                let h = hinge(x);
-                let rest = rest.get(b).map_or(f32x8::splat(0.0), |l| f32x8::new(l.0));
-                let c = wrap_angle(h.theta, rest).abs().to_array();
-                let valid = h.valid.to_bitmask();
-                for (k, &c) in c.iter().enumerate().take(lanes.plan().active[b] as usize) {
-                    if valid & (1 << k) != 0 {
-                        r.add(c, 0.0);
-                    }
-                }
-            }
-            r
-        })
-        .collect();
-    per_chunk.into_iter().fold(Residual::default(), Residual::merge)
+    fn residual_lanes(&self, lanes: &BendingLanes<'_>, positions: &[Record], b: usize) -> LaneResidual {
+        let x: [V3<f32x8>; 4] =
+            std::array::from_fn(|s| xyz(gather8(|i| positions[i as usize], &lanes.particles(s)[b].0)));
+        let h = hinge(x);
+        let rest = lanes.param(REST_ANGLE).get(b).map_or(f32x8::splat(0.0), |l| f32x8::new(l.0));
+        let c = wrap_angle(h.theta, rest).abs();
+        LaneResidual { abs: c, rel: f32x8::splat(0.0), counted: h.valid.to_bitmask() as u8 }
+    }
 }
 
 #[cfg(test)]

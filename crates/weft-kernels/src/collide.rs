@@ -77,7 +77,7 @@ use weft_core::collider::{ColliderShape, Placed};
 use wide::f32x8;
 
 use crate::KernelPath;
-use crate::integrate::PARTICLE_CHUNK;
+use crate::integrate::{particle_chunk, particle_chunks};
 use crate::lane::{Real, V3, add3, dot3, scale3, sub3};
 use crate::records::{Record, gather8, scatter8};
 use crate::shared::SharedSlice;
@@ -507,76 +507,68 @@ pub(crate) struct ContactArrays<'a> {
     pub(crate) colliders: &'a [Placed],
     /// `[x, y, z, w]` records.
     pub(crate) records: SharedSlice<'a, Record>,
+    /// `[x, y, z, 0]` at the start of the step; no contact phase writes them.
+    pub(crate) prev: SharedSlice<'a, Record>,
     /// Pushes of the step, one per particle and collider (particle-major).
     pub(crate) depth: SharedSlice<'a, f32>,
-    /// Number of particles.
-    pub(crate) len: usize,
+    /// Free particles deep in a collider, one count per particle chunk.
+    pub(crate) deep: SharedSlice<'a, u64>,
     /// SIMD or scalar.
     pub(crate) path: KernelPath,
 }
 
 impl ContactArrays<'_> {
-    /// One team phase over the particles in chunks of [`PARTICLE_CHUNK`]: `f(positions, depth)`.
+    /// One team phase over the particles in chunks of [`PARTICLE_CHUNK`](crate::integrate::PARTICLE_CHUNK): `f(range, positions,
+    /// previous positions, depths, deep count)` for each chunk.
     fn for_each_chunk(
         &self,
         team: &Team<'_>,
-        mut f: impl FnMut(std::ops::Range<usize>, &mut [Record], &mut [f32]),
+        mut f: impl FnMut(std::ops::Range<usize>, &mut [Record], &[Record], &mut [f32], &mut u64),
     ) {
-        let nc = self.colliders.len();
-        team.for_each(self.len.div_ceil(PARTICLE_CHUNK), |c| {
-            let range = c * PARTICLE_CHUNK..((c + 1) * PARTICLE_CHUNK).min(self.len);
-            // SAFETY: each chunk index is claimed by one thread per phase, the chunks' particle
-            // ranges (and so their depth ranges, `nc` values per particle) are disjoint, and
-            // during a contact phase no other code touches the records or the depths.
-            let (x, d) = unsafe {
+        let (len, nc) = (self.records.len(), self.colliders.len());
+        team.for_each(particle_chunks(len), |phase, c| {
+            let range = particle_chunk(c, len);
+            // SAFETY: each chunk is claimed by one work item per phase; the chunks' particle
+            // ranges (so their depth ranges, `nc` values per particle, and their deep counts,
+            // one per chunk) are disjoint, and during a contact phase no other code touches the
+            // records, the depths or the counts, and nothing writes the previous positions.
+            let (x, prev, d, deep) = unsafe {
                 (
-                    self.records.range_mut(range.clone()),
-                    self.depth.range_mut(range.start * nc..range.end * nc),
+                    self.records.write(phase, range.clone()),
+                    &self.prev.read(phase)[range.clone()],
+                    self.depth.write(phase, range.start * nc..range.end * nc),
+                    &mut self.deep.write(phase, c..c + 1)[0],
                 )
             };
-            f(range, x, d);
+            f(range, x, prev, d, deep);
         });
     }
 
     /// [`project_contacts`] as a team phase, adding the pushes to the depths if `accumulate`.
     pub(crate) fn contact_phase(&self, team: &Team<'_>, accumulate: bool) {
-        self.for_each_chunk(team, |_, x, d| {
+        self.for_each_chunk(team, |_, x, _, d, _| {
             project_contacts(self.colliders, x, accumulate.then_some(d), self.path)
         });
     }
 
     /// [`sweep_contacts`] as a team phase; the particles this thread moved.
-    pub(crate) fn sweep_phase(&self, team: &Team<'_>, prev: &[Record]) -> u64 {
+    pub(crate) fn sweep_phase(&self, team: &Team<'_>) -> u64 {
         let mut swept = 0;
-        self.for_each_chunk(team, |range, x, _| {
-            swept += sweep_contacts(self.colliders, x, &prev[range], self.path);
+        self.for_each_chunk(team, |_, x, prev, _, _| {
+            swept += sweep_contacts(self.colliders, x, prev, self.path);
         });
         swept
     }
 
     /// [`apply_friction`] as a team phase.
-    pub(crate) fn friction_phase(&self, team: &Team<'_>, prev: &[Record]) {
-        self.for_each_chunk(team, |range, x, d| {
-            apply_friction(self.colliders, x, &prev[range], d, self.path)
-        });
+    pub(crate) fn friction_phase(&self, team: &Team<'_>) {
+        self.for_each_chunk(team, |_, x, prev, d, _| apply_friction(self.colliders, x, prev, d, self.path));
     }
 
-    /// [`count_deep`] as a team phase: `counts[c]` for the particle chunk `c` (one per
-    /// [`chunks`]).
-    pub(crate) fn deep_phase(&self, team: &Team<'_>, counts: SharedSlice<'_, u64>) {
-        self.for_each_chunk(team, |range, x, _| {
-            let c = range.start / PARTICLE_CHUNK;
-            let count = count_deep(self.colliders, x, self.path);
-            // SAFETY: `c < chunks(len)`, the length of `counts`; chunk `c` is claimed by this
-            // thread alone in this phase, and nothing else touches the counts during it.
-            unsafe { counts.store(c as u32, count) };
-        });
+    /// [`count_deep`] as a team phase, into the deep count of each particle chunk.
+    pub(crate) fn deep_phase(&self, team: &Team<'_>) {
+        self.for_each_chunk(team, |_, x, _, _, deep| *deep = count_deep(self.colliders, x, self.path));
     }
-}
-
-/// Work items (particle chunks) of a contact phase over `len` particles.
-pub(crate) fn chunks(len: usize) -> usize {
-    len.div_ceil(PARTICLE_CHUNK)
 }
 
 #[cfg(test)]

@@ -20,8 +20,8 @@
 //!
 //! [`distance_delta`] is that maths for any [`Real`]; the kernel's `simd` method runs it on eight
 //! lanes and its `scalar` method on one constraint at a time, over the same lane-packed data.
+//! [`Distance`] is the kind [`crate::schedule`] runs.
 
-use rayon::prelude::*;
 use weft_core::distance::{COMPLIANCE, DAMPING, DistanceLanes, MAX_LENGTH, MIN_LENGTH, REST};
 use weft_core::lanes::Lanes;
 use weft_core::settings::TimeStep;
@@ -31,9 +31,7 @@ use crate::KernelPath;
 use crate::lane::{Real, SIMD_WIDTH, V3, dot3, sub3};
 use crate::records::BatchGroup;
 use crate::records::{Record, gather8};
-use crate::schedule::{Access, BatchKernel, CHUNK_BATCHES, solve_plan, sweep_in_team};
-use crate::shared::SharedSlice;
-use crate::team::Team;
+use crate::schedule::{Access, BatchKernel, BatchedKind, KernelInputs, LaneResidual, run_batches};
 
 /// Constraint damping inputs of one projection.
 #[derive(Clone, Copy, Debug)]
@@ -205,96 +203,46 @@ impl<const SOFT: bool, const DAMPED: bool> BatchKernel for DistanceKernel<'_, SO
     }
 }
 
-/// `sweeps` solver iterations over all distance constraints, each as [`crate::schedule`] orders it
-/// (blocks, boundary colours, serial list), in one team of the current rayon pool, as a time step
-/// runs its iterations (the pool is woken once). Returns the degenerate projections. The benches
-/// time this.
-///
-/// # Panics
-/// If `positions` or `prev` do not hold exactly the lanes' particle count.
-pub fn solve(
-    lanes: &DistanceLanes<'_>,
-    lambda: &mut [Lanes<f32>],
-    positions: &mut [Record],
-    prev: &[Record],
-    step: &TimeStep,
-    path: KernelPath,
-    sweeps: usize,
-) -> u64 {
-    assert_eq!(positions.len(), lanes.particle_count(), "positions belong to another model");
-    sweep_in_team(lambda, positions, sweeps, |team, lambdas, records| {
-        solve_phases(team, lanes, lambdas, records, prev, step, path)
-    })
-}
+/// The distance constraints (stretch and shear) as a batched kind: particle slots `[a, b]`,
+/// parameter columns [`REST`], [`COMPLIANCE`], [`DAMPING`]; residual `|C|` in m, relative to
+/// `L` (the strain).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Distance;
 
-/// One sweep of [`solve`] as phases of a team that every thread calls; returns this thread's
-/// count.
-///
-/// The caller guarantees that `records` holds the lanes' particles and `lambdas` their
-/// multipliers, and that no other code touches either during the call.
-#[allow(clippy::too_many_arguments)]
-pub(crate) fn solve_phases(
-    team: &Team<'_>,
-    lanes: &DistanceLanes<'_>,
-    lambdas: SharedSlice<'_, Lanes<f32>>,
-    records: SharedSlice<'_, Record>,
-    prev: &[Record],
-    step: &TimeStep,
-    path: KernelPath,
-) -> u64 {
-    assert_eq!(prev.len(), lanes.particle_count(), "previous positions belong to another model");
-    let (soft, damped) = (!lanes.param(COMPLIANCE).is_empty(), !lanes.param(DAMPING).is_empty());
-    let plan = lanes.plan();
-    match (soft, damped) {
-        (false, _) => solve_plan(
-            team,
-            &DistanceKernel::<false, false> { lanes, prev, step },
-            plan,
-            lambdas,
-            records,
-            path,
-        ),
-        (true, false) => solve_plan(
-            team,
-            &DistanceKernel::<true, false> { lanes, prev, step },
-            plan,
-            lambdas,
-            records,
-            path,
-        ),
-        (true, true) => solve_plan(
-            team,
-            &DistanceKernel::<true, true> { lanes, prev, step },
-            plan,
-            lambdas,
-            records,
-            path,
-        ),
-    }
-}
-
-/// `|C|` over all distance constraints, now: largest, sum and count, in m and relative to the rest
-/// length (strain), reduced in a fixed order.
-pub fn residual(lanes: &DistanceLanes<'_>, positions: &[Record]) -> crate::stats::Residual {
-    assert_eq!(positions.len(), lanes.particle_count(), "positions belong to another model");
-    let batches = lanes.batch_count();
-    let per_chunk: Vec<crate::stats::Residual> = (0..batches.div_ceil(CHUNK_BATCHES))
-        .into_par_iter()
-        .map(|c| {
-            let mut r = crate::stats::Residual::default();
-            for b in c * CHUNK_BATCHES..((c + 1) * CHUNK_BATCHES).min(batches) {
-                let pa = gather8(|i| positions[i as usize], &lanes.particles(0)[b].0);
-                let pb = gather8(|i| positions[i as usize], &lanes.particles(1)[b].0);
-                let d = sub3(xyz(pb), xyz(pa));
-                let rest = f32x8::new(lanes.param(REST)[b].0);
-                let c = (dot3(d, d).sqrt() - rest).abs();
-                let (c, strain) = (c.to_array(), (c / rest).to_array());
-                for k in 0..lanes.plan().active[b] as usize {
-                    r.add(c[k], strain[k]);
-                }
+impl BatchedKind<2, 3> for Distance {
+    #[inline(always)]
+    fn project(
+        &self,
+        inputs: KernelInputs<'_, 2, 3>,
+        path: KernelPath,
+        first: usize,
+        lambda: &mut [Lanes<f32>],
+        access: &mut impl Access,
+    ) -> u64 {
+        let KernelInputs { lanes, prev, step } = inputs;
+        match (!lanes.param(COMPLIANCE).is_empty(), !lanes.param(DAMPING).is_empty()) {
+            (false, _) => run_batches(
+                &DistanceKernel::<false, false> { lanes, prev, step },
+                path,
+                first,
+                lambda,
+                access,
+            ),
+            (true, false) => {
+                run_batches(&DistanceKernel::<true, false> { lanes, prev, step }, path, first, lambda, access)
             }
-            r
-        })
-        .collect();
-    per_chunk.into_iter().fold(crate::stats::Residual::default(), crate::stats::Residual::merge)
+            (true, true) => {
+                run_batches(&DistanceKernel::<true, true> { lanes, prev, step }, path, first, lambda, access)
+            }
+        }
+    }
+
+    fn residual_lanes(&self, lanes: &DistanceLanes<'_>, positions: &[Record], b: usize) -> LaneResidual {
+        let pa = gather8(|i| positions[i as usize], &lanes.particles(0)[b].0);
+        let pb = gather8(|i| positions[i as usize], &lanes.particles(1)[b].0);
+        let d = sub3(xyz(pb), xyz(pa));
+        let rest = f32x8::new(lanes.param(REST)[b].0);
+        let c = (dot3(d, d).sqrt() - rest).abs();
+        LaneResidual { abs: c, rel: c / rest, counted: u8::MAX }
+    }
 }

@@ -25,28 +25,14 @@ pub(crate) struct ParticleArrays<'a> {
     pub(crate) len: usize,
 }
 
-impl ParticleArrays<'_> {
-    /// One team phase over the particles, in chunks of [`PARTICLE_CHUNK`]: `f(range, positions,
-    /// prev, velocities)` for each chunk.
-    fn for_each_chunk(
-        &self,
-        team: &Team<'_>,
-        mut f: impl FnMut(Range<usize>, &mut [Record], &mut [Record], &mut [Record]),
-    ) {
-        team.for_each(self.len.div_ceil(PARTICLE_CHUNK), |c| {
-            let range = c * PARTICLE_CHUNK..((c + 1) * PARTICLE_CHUNK).min(self.len);
-            // SAFETY: each chunk index is claimed by one thread per phase, chunks are disjoint,
-            // and during a particle phase no other code touches the three arrays.
-            let (x, xp, v) = unsafe {
-                (
-                    self.positions.range_mut(range.clone()),
-                    self.prev.range_mut(range.clone()),
-                    self.velocities.range_mut(range.clone()),
-                )
-            };
-            f(range, x, xp, v);
-        });
-    }
+/// The particles of work item `c` of a particle phase.
+pub(crate) fn particle_chunk(c: usize, len: usize) -> Range<usize> {
+    c * PARTICLE_CHUNK..((c + 1) * PARTICLE_CHUNK).min(len)
+}
+
+/// Work items (particle chunks) of a particle phase over `len` particles.
+pub(crate) fn particle_chunks(len: usize) -> usize {
+    len.div_ceil(PARTICLE_CHUNK)
 }
 
 /// Prediction: for every free particle (`w > 0`), `v += h·(g + w·F)`, `x_prev = x`, `x += h·v`;
@@ -94,18 +80,42 @@ pub(crate) fn predict_phase(
     team: &Team<'_>,
     arrays: &ParticleArrays<'_>,
     gravity: [f32; 3],
-    forces: &[Record],
+    forces: SharedSlice<'_, Record>,
     step: &TimeStep,
 ) {
-    arrays.for_each_chunk(team, |range, x, xp, v| {
-        let f = (!forces.is_empty()).then(|| &forces[range]);
-        predict(x, xp, v, gravity, f, step)
+    team.for_each(particle_chunks(arrays.len), |phase, c| {
+        let range = particle_chunk(c, arrays.len);
+        // SAFETY: each chunk is claimed by one work item per phase and the chunks are disjoint;
+        // in this phase nothing else touches the three particle arrays, and nothing writes the
+        // forces.
+        let (x, xp, v, f) = unsafe {
+            (
+                arrays.positions.write(phase, range.clone()),
+                arrays.prev.write(phase, range.clone()),
+                arrays.velocities.write(phase, range.clone()),
+                forces.read(phase),
+            )
+        };
+        predict(x, xp, v, gravity, (!f.is_empty()).then(|| &f[range]), step)
     });
 }
 
 /// [`update_velocities`] as a team phase.
 pub(crate) fn velocity_phase(team: &Team<'_>, arrays: &ParticleArrays<'_>, step: &TimeStep) {
-    arrays.for_each_chunk(team, |_, x, xp, v| update_velocities(x, xp, v, step));
+    team.for_each(particle_chunks(arrays.len), |phase, c| {
+        let range = particle_chunk(c, arrays.len);
+        // SAFETY: each chunk is claimed by one work item per phase and the chunks are disjoint;
+        // in this phase nothing writes the positions or the previous positions, and only this
+        // item touches its chunk of the velocities.
+        let (x, xp, v) = unsafe {
+            (
+                &arrays.positions.read(phase)[range.clone()],
+                &arrays.prev.read(phase)[range.clone()],
+                arrays.velocities.write(phase, range),
+            )
+        };
+        update_velocities(x, xp, v, step)
+    });
 }
 
 #[cfg(test)]

@@ -35,14 +35,14 @@ pub mod schedule;
 pub mod self_collide;
 mod shared;
 pub mod stats;
-pub mod step;
+pub mod stepper;
 pub mod team;
 pub mod tether;
 pub mod volume;
 
 pub use lane::SIMD_WIDTH;
 pub use stats::{ColliderStats, KindStats, Residual, StepStats};
-pub use step::{StepOptions, step};
+pub use stepper::{StepOptions, Stepper, step};
 
 /// Which instantiation of the kernels a step runs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]

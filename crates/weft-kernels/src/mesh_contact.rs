@@ -280,12 +280,12 @@ pub(crate) struct MeshArrays<'a> {
     pub(crate) poses: &'a [Arc<MeshPose>],
     /// `[x, y, z, w]` records.
     pub(crate) records: SharedSlice<'a, Record>,
+    /// `[x, y, z, 0]` at the start of the step; no mesh phase writes them.
+    pub(crate) prev: SharedSlice<'a, Record>,
     /// Pushes of the step, one per particle and mesh (particle-major).
     pub(crate) depth: SharedSlice<'a, f32>,
     /// One entry per particle chunk.
     pub(crate) contacts: SharedSlice<'a, ChunkContacts>,
-    /// Number of particles.
-    pub(crate) len: usize,
 }
 
 fn xyz(r: Record) -> V3<f32> {
@@ -293,39 +293,41 @@ fn xyz(r: Record) -> V3<f32> {
 }
 
 impl MeshArrays<'_> {
-    /// One team phase over the particle chunks: `f(range, positions, depth, contacts)`.
+    /// One team phase over the particle chunks: `f(positions, previous positions, depth,
+    /// contacts)`.
     fn for_each_chunk(
         &self,
         team: &Team<'_>,
-        mut f: impl FnMut(std::ops::Range<usize>, &mut [Record], &mut [f32], &mut ChunkContacts),
+        mut f: impl FnMut(&mut [Record], &[Record], &mut [f32], &mut ChunkContacts),
     ) {
-        let nm = self.meshes.len();
-        team.for_each(chunks(self.len), |c| {
-            let range = c * MESH_CHUNK..((c + 1) * MESH_CHUNK).min(self.len);
-            // SAFETY: each chunk index is claimed by one thread per phase; the chunks' particle
+        let (len, nm) = (self.records.len(), self.meshes.len());
+        team.for_each(chunks(len), |phase, c| {
+            let range = c * MESH_CHUNK..((c + 1) * MESH_CHUNK).min(len);
+            // SAFETY: each chunk is claimed by one work item per phase; the chunks' particle
             // ranges (so their depth ranges, `nm` values per particle) and contact entries are
-            // disjoint, and during a mesh phase no other code touches records, depths or
-            // contacts.
-            let (x, d, k) = unsafe {
+            // disjoint, during a mesh phase no other code touches records, depths or contacts,
+            // and nothing writes the previous positions.
+            let (x, prev, d, k) = unsafe {
                 (
-                    self.records.range_mut(range.clone()),
-                    self.depth.range_mut(range.start * nm..range.end * nm),
-                    &mut self.contacts.range_mut(c..c + 1)[0],
+                    self.records.write(phase, range.clone()),
+                    &self.prev.read(phase)[range.clone()],
+                    self.depth.write(phase, range.start * nm..range.end * nm),
+                    &mut self.contacts.write(phase, c..c + 1)[0],
                 )
             };
-            f(range, x, d, k);
+            f(x, prev, d, k);
         });
     }
 
     /// Finds every free particle's candidates and side for every mesh (module docs).
-    pub(crate) fn search_phase(&self, team: &Team<'_>, prev: &[Record]) {
-        self.for_each_chunk(team, |range, x, _, k| {
+    pub(crate) fn search_phase(&self, team: &Team<'_>) {
+        self.for_each_chunk(team, |x, prev, _, k| {
             k.start.clear();
             k.triangles.clear();
             k.side.clear();
             k.start.push(0);
-            for (i, r) in x.iter().enumerate() {
-                let p = xyz(prev[range.start + i]);
+            for (r, p) in x.iter().zip(prev) {
+                let p = xyz(*p);
                 for (mesh, pose) in self.meshes.iter().zip(self.poses) {
                     let from = k.triangles.len();
                     if let Some(query) = query_box(p, xyz(*r), mesh.thickness).filter(|_| r[3] > 0.0) {
@@ -342,7 +344,7 @@ impl MeshArrays<'_> {
     /// depths if `accumulate`.
     pub(crate) fn contact_phase(&self, team: &Team<'_>, accumulate: bool) {
         let nm = self.meshes.len();
-        self.for_each_chunk(team, |_, x, d, k| {
+        self.for_each_chunk(team, |x, _, d, k| {
             for (i, r) in x.iter_mut().enumerate() {
                 let mut p = xyz(*r);
                 for (j, (mesh, pose)) in self.meshes.iter().zip(self.poses).enumerate() {
@@ -359,14 +361,14 @@ impl MeshArrays<'_> {
     }
 
     /// Friction of every particle against every mesh, from the pushes of the step.
-    pub(crate) fn friction_phase(&self, team: &Team<'_>, prev: &[Record]) {
+    pub(crate) fn friction_phase(&self, team: &Team<'_>) {
         let nm = self.meshes.len();
-        self.for_each_chunk(team, |range, x, d, k| {
+        self.for_each_chunk(team, |x, prev, d, k| {
             for (i, r) in x.iter_mut().enumerate() {
                 let mut p = xyz(*r);
                 for (j, (mesh, pose)) in self.meshes.iter().zip(self.poses).enumerate() {
                     let (candidates, side) = k.pair(i * nm + j);
-                    p = friction(mesh, pose, candidates, side, p, xyz(prev[range.start + i]), d[i * nm + j]);
+                    p = friction(mesh, pose, candidates, side, p, xyz(prev[i]), d[i * nm + j]);
                 }
                 *r = [p[0], p[1], p[2], r[3]];
             }
@@ -382,7 +384,7 @@ impl MeshArrays<'_> {
     ) -> u64 {
         let nm = self.meshes.len();
         let mut count = 0;
-        self.for_each_chunk(team, |_, x, _, k| {
+        self.for_each_chunk(team, |x, _, _, k| {
             for (i, r) in x.iter().enumerate() {
                 let p = xyz(*r);
                 let deep = self.meshes.iter().zip(self.poses).enumerate().any(|(j, (mesh, pose))| {

@@ -1,4 +1,5 @@
-//! Running a [`BatchPlan`]: the order and the threads, for any constraint kind.
+//! Running a [`BatchPlan`](weft_core::colouring::BatchPlan): the order and the threads, for any batched constraint kind, and
+//! the [`BatchedKind`] trait a kind implements to be run.
 //!
 //! One solver iteration over a constraint set is three stages, each one phase of the step's
 //! team (see [`crate::team`]):
@@ -14,25 +15,40 @@
 //! any pool. Within an item the SIMD path runs two batches at a time (see [`X2`]) and a single
 //! batch for an odd one out; the scalar path runs the same kernel body one lane at a time.
 
+//!
+//! # A batched kind
+//!
+//! A kind (distance, bending, tethers) is a unit type implementing [`BatchedKind`]: it projects
+//! a run of batches with the kernel variant that fits its lanes (see [`BatchKernel`], whose
+//! `simd` and `scalar` methods are one kernel body instantiated twice) and reads the residual
+//! `|C|` of a batch. Everything else is written once here, for every kind: the team phases of an
+//! iteration ([`solve_phases`]), a standalone solve for benches and tests ([`solve`]) and the
+//! residual reduction ([`residual`]). The step runs the kinds through
+//! `crate::stepper::BatchedSets`.
+
 use std::ops::Range;
 
-use weft_core::colouring::{BatchPlan, Block};
+use rayon::prelude::*;
+use weft_core::batches::BatchLanes;
+use weft_core::colouring::Block;
 use weft_core::lanes::Lanes;
+use weft_core::settings::TimeStep;
 use wide::f32x8;
 
 use crate::KernelPath;
 use crate::lane::X2;
 use crate::records::{BatchGroup, Record};
 use crate::shared::SharedSlice;
-use crate::team::Team;
+use crate::stats::Residual;
+use crate::team::{self, Phase, Team};
 
 /// Batches per work item of a boundary colour: a fixed number, so the split depends on the scene,
 /// never on the thread count.
 pub const CHUNK_BATCHES: usize = 64;
 
-/// Read and write access to particle records for one work item.
-pub(crate) trait Access {
-    /// Record `i`.
+/// Read and write access to particle records for the work item that runs a kernel.
+pub trait Access {
+    /// Record `i`: `[x, y, z, w]` in m and 1/kg.
     fn load(&self, i: u32) -> Record;
     /// Overwrites record `i`.
     fn store(&mut self, i: u32, r: Record);
@@ -49,35 +65,38 @@ impl Access for &mut [Record] {
     }
 }
 
-/// Access to the shared records by the thread running one work item of a stage.
-struct ItemAccess<'a>(SharedSlice<'a, Record>);
+/// Access to the shared records by the work item of a [`solve_phases`] stage that holds `phase`.
+struct ItemAccess<'a, 'p> {
+    records: SharedSlice<'a, Record>,
+    phase: &'p Phase,
+}
 
-impl Access for ItemAccess<'_> {
+impl Access for ItemAccess<'_, '_> {
     #[inline(always)]
     fn load(&self, i: u32) -> Record {
-        // SAFETY: an `ItemAccess` exists only inside `solve_plan`, and is only given particle
-        // indices from the lanes of the work item its thread runs. Every such index is below the
-        // record count (`solve_plan`'s caller asserts that the lanes' `particle_count` equals
-        // it). In stage 1 an item is one block, whose batches (by the plan invariant checked at
-        // build) write only particles of that block and read only those and pinned particles,
-        // which no batch writes. In stage 2 an item is a chunk of one colour, whose lanes write
-        // particles that no other lane of the colour writes or reads. In stage 3 the serial list
-        // is a single work item. Each stage is a team phase, ended by a barrier, and no other
-        // code touches the records meanwhile. So no other thread writes record `i` while this
-        // one reads it.
-        unsafe { self.0.load(i) }
+        // SAFETY: an `ItemAccess` exists only inside `solve_phases`, and is only given particle
+        // indices from the lanes of the work item that holds `phase`. Every such index is below
+        // the record count (`solve_phases`' caller guarantees that the lanes' `particle_count`
+        // equals it). In stage 1 an item is one block, whose batches (by the plan invariant
+        // checked at build) write only particles of that block and read only those and pinned
+        // particles, which no batch writes. In stage 2 an item is a chunk of one colour, whose
+        // lanes write particles that no other lane of the colour writes or reads. In stage 3
+        // the serial list is a single work item. So no other item of this phase writes record
+        // `i`.
+        unsafe { self.records.load(self.phase, i) }
     }
     #[inline(always)]
     fn store(&mut self, i: u32, r: Record) {
-        // SAFETY: as in `load`: `i` is in bounds and, in this stage, record `i` belongs to this
+        // SAFETY: as in `load`: `i` is in bounds and, in this phase, record `i` belongs to this
         // work item alone (no other item reads or writes it).
-        unsafe { self.0.store(i, r) }
+        unsafe { self.records.store(self.phase, i, r) }
     }
 }
 
-/// The kernel of one constraint kind over lane-packed batches, with everything it needs besides
-/// the particle records and its multipliers `λ`.
-pub(crate) trait BatchKernel: Sync {
+/// One variant of a kind's kernel over lane-packed batches, with everything it needs besides
+/// the particle records and the multipliers `λ`: one body, instantiated on SIMD lanes and on one
+/// constraint at a time.
+pub trait BatchKernel {
     /// Projects the batches `b..b + G::BATCHES` (of one colour) with SIMD lanes. Returns the
     /// degenerate active lanes.
     fn simd<G: BatchGroup>(&self, b: usize, lambda: &mut [Lanes<f32>], access: &mut impl Access) -> u32;
@@ -86,10 +105,55 @@ pub(crate) trait BatchKernel: Sync {
     fn scalar(&self, b: usize, lambda: &mut Lanes<f32>, access: &mut impl Access) -> u32;
 }
 
-/// Runs the batches `first..first + lambda.len()` (one colour, or part of one) on this thread.
+/// What a kernel reads besides the records and `λ`: the kind's lanes, the positions at the start
+/// of the step (for damping) and the time step.
+#[derive(Clone, Copy)]
+pub struct KernelInputs<'a, const K: usize, const P: usize> {
+    /// The constraints, packed in batches.
+    pub lanes: &'a BatchLanes<'a, K, P>,
+    /// `[x, y, z, 0]` at the start of the step, one per particle (m).
+    pub prev: &'a [Record],
+    /// The time step and its derived factors.
+    pub step: &'a TimeStep,
+}
+
+/// `|C|` of the lanes of one batch, as [`BatchedKind::residual_lanes`] reads it.
+#[derive(Clone, Copy, Debug)]
+pub struct LaneResidual {
+    /// `|C|` of each lane, in the kind's unit.
+    pub abs: f32x8,
+    /// `|C|` relative to the constraint's scale (0 where it has none).
+    pub rel: f32x8,
+    /// Lanes that count (bit `k` for lane `k`); inactive lanes never count.
+    pub counted: u8,
+}
+
+/// A constraint kind solved in colour batches: `K` particles and `P` parameters per constraint
+/// (see `weft_core::batches`). Implemented by a unit type per kind; see [`crate::distance`] for
+/// the pattern and the architecture notes for the recipe.
+pub trait BatchedKind<const K: usize, const P: usize>: Sync {
+    /// Projects the batches `first..first + lambda.len()` (one colour, or part of one) with the
+    /// variant of the kind's kernel that fits `inputs.lanes` (one that skips a parameter column
+    /// stored empty, say), by [`run_batches`]. Returns the degenerate projections.
+    fn project(
+        &self,
+        inputs: KernelInputs<'_, K, P>,
+        path: KernelPath,
+        first: usize,
+        lambda: &mut [Lanes<f32>],
+        access: &mut impl Access,
+    ) -> u64;
+
+    /// `|C|` of the lanes of batch `b` at `positions`.
+    fn residual_lanes(&self, lanes: &BatchLanes<'_, K, P>, positions: &[Record], b: usize) -> LaneResidual;
+}
+
+/// Runs the batches `first..first + lambda.len()` (one colour, or part of one) on this thread
+/// with `kernel`: on the SIMD path two batches at a time and an odd last one alone, on the scalar
+/// path one lane at a time. Returns the degenerate projections.
 #[inline(always)]
-fn run_batches<K: BatchKernel>(
-    kernel: &K,
+pub fn run_batches<B: BatchKernel>(
+    kernel: &B,
     path: KernelPath,
     first: usize,
     lambda: &mut [Lanes<f32>],
@@ -147,60 +211,128 @@ impl Stage<'_> {
     }
 }
 
-/// `sweeps` solver iterations of one constraint set in one team of the current rayon pool (woken
-/// once, as a time step runs its iterations): `phases` runs one sweep as team phases over the
-/// set's multipliers and the particle records and returns its thread's degenerate projections;
-/// the result is their sum over every sweep and thread. The public `solve` of each kind (the
-/// benches time them) is this with its own phases.
-pub(crate) fn sweep_in_team(
-    lambda: &mut [Lanes<f32>],
-    positions: &mut [Record],
-    sweeps: usize,
-    phases: impl Fn(&Team<'_>, SharedSlice<'_, Lanes<f32>>, SharedSlice<'_, Record>) -> u64 + Sync,
-) -> u64 {
-    let (lambdas, records) = (SharedSlice::new(lambda), SharedSlice::new(positions));
-    crate::team::run(|team| (0..sweeps).map(|_| phases(team, lambdas, records)).sum::<u64>()).iter().sum()
+/// The shared arrays one iteration of a batched kind works on.
+#[derive(Clone, Copy)]
+pub(crate) struct SolveArrays<'a> {
+    /// The kind's multipliers, one element per batch.
+    pub(crate) lambdas: SharedSlice<'a, Lanes<f32>>,
+    /// `[x, y, z, w]` records.
+    pub(crate) records: SharedSlice<'a, Record>,
+    /// `[x, y, z, 0]` at the start of the step; never written while a kind is solved.
+    pub(crate) prev: SharedSlice<'a, Record>,
 }
 
-/// One solver iteration of `kernel` over `plan` as phases of `team`: blocks, boundary colours,
-/// serial list. Every thread of the team calls it; each returns the degenerate projections of
-/// the work items it ran.
+/// One solver iteration of `kind` as phases of `team`: blocks, boundary colours, serial list.
+/// Every thread of the team calls it; each returns the degenerate projections of the work items
+/// it ran.
 ///
-/// The caller guarantees that every particle index of the plan's batches is below the length of
-/// `records`, and that `lambdas` has one element per batch of `plan`; during the call no other
-/// code touches `records` or `lambdas`.
-pub(crate) fn solve_plan<K: BatchKernel>(
+/// The caller guarantees that every particle index of the lanes is below the length of
+/// `arrays.records` and `arrays.prev` (the lanes' `particle_count` equals both), that
+/// `arrays.lambdas` has one element per batch, and that during the call no other code touches
+/// the records or the multipliers, and nothing writes `arrays.prev`.
+pub(crate) fn solve_phases<const K: usize, const P: usize>(
     team: &Team<'_>,
-    kernel: &K,
-    plan: &BatchPlan,
-    lambdas: SharedSlice<'_, Lanes<f32>>,
-    records: SharedSlice<'_, Record>,
+    kind: &impl BatchedKind<K, P>,
+    lanes: &BatchLanes<'_, K, P>,
+    arrays: SolveArrays<'_>,
+    step: &TimeStep,
     path: KernelPath,
 ) -> u64 {
+    let plan = lanes.plan();
+    if plan.is_empty() {
+        return 0;
+    }
     let mut degenerate = 0;
-    let mut access = ItemAccess(records);
-    let mut run = |range: Range<usize>, access: &mut ItemAccess<'_>| {
+    let mut run = |phase: &Phase, range: Range<usize>, path: KernelPath| {
+        // SAFETY: no phase of a batched kind writes the previous positions (the caller's
+        // guarantee).
+        let prev = unsafe { arrays.prev.read(phase) };
         // SAFETY: each work item is run exactly once per phase (claimed from the team's
-        // counter) and the batch ranges of a phase's items are disjoint, so this thread alone
-        // touches these multipliers until the phase's barrier.
-        let lambda = unsafe { lambdas.range_mut(range.clone()) };
-        degenerate += run_batches(kernel, path, range.start, lambda, access);
+        // counter) and the batch ranges of a phase's items are disjoint, so this item alone
+        // touches these multipliers in this phase.
+        let lambda = unsafe { arrays.lambdas.write(phase, range.clone()) };
+        let mut access = ItemAccess { records: arrays.records, phase };
+        let inputs = KernelInputs { lanes, prev, step };
+        degenerate += kind.project(inputs, path, range.start, lambda, &mut access);
     };
     let stages = std::iter::once(Stage::Blocks(&plan.blocks))
         .chain(plan.colours.iter().map(|c| Stage::Colour(c.clone())));
     for stage in stages.filter(|s| s.items() > 0) {
-        team.for_each(stage.items(), |i| stage.item(i).for_each(|range| run(range, &mut access)));
+        team.for_each(stage.items(), |phase, i| stage.item(i).for_each(|range| run(phase, range, path)));
     }
-    // Stage 3: the serial list, one constraint after another, as one work item.
+    // Stage 3: the serial list, one constraint after another (its lanes may share particles,
+    // so always the scalar path), as one work item.
     if !plan.serial.is_empty() {
-        team.for_each(1, |_| {
+        team.for_each(1, |phase, _| {
             for b in plan.serial.clone() {
-                // SAFETY: the serial list is one work item: this thread alone runs it, and
-                // touches these multipliers, until the phase's barrier.
-                let lambda = unsafe { lambdas.range_mut(b..b + 1) };
-                degenerate += kernel.scalar(b, &mut lambda[0], &mut access) as u64;
+                run(phase, b..b + 1, KernelPath::Scalar);
             }
         });
     }
     degenerate
+}
+
+/// `sweeps` solver iterations of `kind` over all its constraints, each as [`crate::schedule`]
+/// orders it (blocks, boundary colours, serial list), in one team of the current rayon pool, as
+/// a time step runs its iterations (the pool is woken once). `prev` are the positions at the
+/// start of the step (m; read by damped kernels). Returns the degenerate projections. The
+/// benches time this.
+///
+/// # Panics
+/// If `positions` or `prev` do not hold exactly the lanes' particle count, or `lambda` is not one
+/// element per batch.
+#[allow(clippy::too_many_arguments)]
+pub fn solve<const K: usize, const P: usize>(
+    kind: &impl BatchedKind<K, P>,
+    lanes: &BatchLanes<'_, K, P>,
+    lambda: &mut [Lanes<f32>],
+    positions: &mut [Record],
+    prev: &[Record],
+    step: &TimeStep,
+    path: KernelPath,
+    sweeps: usize,
+) -> u64 {
+    assert_eq!(positions.len(), lanes.particle_count(), "positions belong to another model");
+    assert_eq!(prev.len(), lanes.particle_count(), "previous positions belong to another model");
+    assert_eq!(lambda.len(), lanes.batch_count(), "one λ per batch");
+    // SAFETY: `solve_phases` only ever reads the previous positions (`read`), never writes them.
+    let prev = unsafe { SharedSlice::read_only(prev) };
+    let arrays =
+        SolveArrays { lambdas: SharedSlice::new(lambda), records: SharedSlice::new(positions), prev };
+    team::run(
+        |team| (0..sweeps).map(|_| solve_phases(team, kind, lanes, arrays, step, path)).sum(),
+        |a, b| a + b,
+    )
+}
+
+/// `|C|` over all constraints of `kind`, now: largest, sum and count, in the kind's unit and
+/// relative to each constraint's scale, reduced in a fixed order (chunks of [`CHUNK_BATCHES`]
+/// in parallel, merged in chunk order).
+///
+/// # Panics
+/// If `positions` does not hold exactly the lanes' particle count.
+pub fn residual<const K: usize, const P: usize>(
+    kind: &impl BatchedKind<K, P>,
+    lanes: &BatchLanes<'_, K, P>,
+    positions: &[Record],
+) -> Residual {
+    assert_eq!(positions.len(), lanes.particle_count(), "positions belong to another model");
+    let batches = lanes.batch_count();
+    let per_chunk: Vec<Residual> = (0..batches.div_ceil(CHUNK_BATCHES))
+        .into_par_iter()
+        .map(|c| {
+            let mut r = Residual::default();
+            for b in c * CHUNK_BATCHES..((c + 1) * CHUNK_BATCHES).min(batches) {
+                let lane = kind.residual_lanes(lanes, positions, b);
+                let (abs, rel) = (lane.abs.to_array(), lane.rel.to_array());
+                for k in 0..lanes.plan().active[b] as usize {
+                    if lane.counted & (1 << k) != 0 {
+                        r.add(abs[k], rel[k]);
+                    }
+                }
+            }
+            r
+        })
+        .collect();
+    per_chunk.into_iter().fold(Residual::default(), Residual::merge)
 }

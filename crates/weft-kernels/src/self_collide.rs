@@ -49,27 +49,35 @@ struct ChunkLists {
     list: Vec<u32>,
 }
 
-/// Buffers of one time step's self-collision, reused across its phases.
+/// Buffers of the self-collision of a step, kept between steps.
+#[derive(Debug, Default)]
 pub(crate) struct Scratch {
     buckets: Vec<u32>,
     bucket_start: Vec<u32>,
+    /// The next free place of each bucket during the counting sort.
+    next: Vec<u32>,
     sorted: Vec<u32>,
     lists: Vec<ChunkLists>,
     delta: Vec<Record>,
 }
 
 impl Scratch {
-    /// Buffers for `sc` (empty when no particle takes part).
-    pub(crate) fn new(sc: &SelfCollision) -> Self {
+    /// Sizes the buffers for `sc` (empty when no particle takes part); allocates only when the
+    /// member count changed since the last call.
+    pub(crate) fn fit(&mut self, sc: &SelfCollision) {
         let m = sc.members().len();
+        if self.buckets.len() == m && self.lists.len() == m.div_ceil(MEMBER_CHUNK) {
+            return;
+        }
         let table = if m == 0 { 0 } else { (2 * m).next_power_of_two() };
-        Scratch {
+        *self = Scratch {
             buckets: vec![0; m],
             bucket_start: vec![0; if m == 0 { 0 } else { table + 1 }],
+            next: vec![0; table],
             sorted: vec![0; m],
             lists: vec![ChunkLists::default(); m.div_ceil(MEMBER_CHUNK)],
             delta: vec![[0.0; 4]; m],
-        }
+        };
     }
 
     /// The buffers shared by a team.
@@ -77,6 +85,7 @@ impl Scratch {
         SharedScratch {
             buckets: SharedSlice::new(&mut self.buckets),
             bucket_start: SharedSlice::new(&mut self.bucket_start),
+            next: SharedSlice::new(&mut self.next),
             sorted: SharedSlice::new(&mut self.sorted),
             lists: SharedSlice::new(&mut self.lists),
             delta: SharedSlice::new(&mut self.delta),
@@ -89,6 +98,7 @@ impl Scratch {
 pub(crate) struct SharedScratch<'a> {
     buckets: SharedSlice<'a, u32>,
     bucket_start: SharedSlice<'a, u32>,
+    next: SharedSlice<'a, u32>,
     sorted: SharedSlice<'a, u32>,
     lists: SharedSlice<'a, ChunkLists>,
     delta: SharedSlice<'a, Record>,
@@ -122,9 +132,15 @@ fn chunk(c: usize, m: usize) -> std::ops::Range<usize> {
     c * MEMBER_CHUNK..((c + 1) * MEMBER_CHUNK).min(m)
 }
 
-/// The search of the module docs, as three phases of a team that every thread calls. `x` are the
-/// positions after the prediction (nothing writes them during the call).
-pub(crate) fn search_phases(team: &Team<'_>, sc: &SelfCollision, s: SharedScratch<'_>, x: &[Record]) {
+/// The search of the module docs, as three phases of a team that every thread calls. `records`
+/// are the positions after the prediction; the caller guarantees that nothing writes them during
+/// the call and that no other code touches the scratch.
+pub(crate) fn search_phases(
+    team: &Team<'_>,
+    sc: &SelfCollision,
+    s: SharedScratch<'_>,
+    records: SharedSlice<'_, Record>,
+) {
     let members = sc.members();
     let m = members.len();
     if m == 0 {
@@ -133,18 +149,24 @@ pub(crate) fn search_phases(team: &Team<'_>, sc: &SelfCollision, s: SharedScratc
     let inv_cell = 1.0 / (SEARCH_SCALE * sc.max_thickness());
     let mask = ((2 * m).next_power_of_two() - 1) as u32;
     let chunks = m.div_ceil(MEMBER_CHUNK);
-    team.for_each(chunks, |c| {
+    team.for_each(chunks, |phase, c| {
         let range = chunk(c, m);
-        // SAFETY: chunk `c` is claimed once in this phase; chunks are disjoint.
-        let out = unsafe { s.buckets.range_mut(range.clone()) };
+        // SAFETY: chunk `c` is claimed by one work item in this phase and the chunks are
+        // disjoint; nothing writes the positions.
+        let (out, x) = unsafe { (s.buckets.write(phase, range.clone()), records.read(phase)) };
         for (b, &i) in out.iter_mut().zip(&members[range]) {
             *b = bucket_of(cell_of(&x[i as usize], inv_cell), mask);
         }
     });
-    team.for_each(1, |_| {
-        // SAFETY: a single item in this phase; nothing else touches these buffers meanwhile.
-        let (buckets, start, sorted) = unsafe {
-            (s.buckets.as_slice(), s.bucket_start.range_mut(0..mask as usize + 2), s.sorted.range_mut(0..m))
+    team.for_each(1, |phase, _| {
+        // SAFETY: a single work item in this phase; nothing else touches these buffers.
+        let (buckets, start, next, sorted) = unsafe {
+            (
+                s.buckets.read(phase),
+                s.bucket_start.write(phase, 0..mask as usize + 2),
+                s.next.write(phase, 0..mask as usize + 1),
+                s.sorted.write(phase, 0..m),
+            )
         };
         start.fill(0);
         for &b in buckets {
@@ -153,40 +175,47 @@ pub(crate) fn search_phases(team: &Team<'_>, sc: &SelfCollision, s: SharedScratc
         for k in 1..start.len() {
             start[k] += start[k - 1];
         }
-        let mut next: Vec<u32> = start[..start.len() - 1].to_vec();
+        next.copy_from_slice(&start[..start.len() - 1]);
         for (k, &b) in buckets.iter().enumerate() {
             sorted[next[b as usize] as usize] = members[k];
             next[b as usize] += 1;
         }
     });
-    // SAFETY: the sort has finished (barrier); nothing writes these two buffers again this step.
-    let (start, sorted) = unsafe { (s.bucket_start.as_slice(), s.sorted.as_slice()) };
     let (thickness, scale2) = (sc.thickness(), SEARCH_SCALE * SEARCH_SCALE);
-    team.for_each(chunks, |c| {
+    team.for_each(chunks, |phase, c| {
         let range = chunk(c, m);
-        // SAFETY: chunk `c`'s list is written only by the item that claimed `c` in this phase.
-        let out = &mut unsafe { s.lists.range_mut(c..c + 1) }[0];
+        // SAFETY: the sort has finished (the previous phase); in this phase nothing writes the
+        // sorted lists or the positions, and chunk `c`'s neighbour list is written only by the
+        // work item that claimed `c`.
+        let (start, sorted, x, out) = unsafe {
+            (
+                s.bucket_start.read(phase),
+                s.sorted.read(phase),
+                records.read(phase),
+                &mut s.lists.write(phase, c..c + 1)[0],
+            )
+        };
         out.start.clear();
         out.list.clear();
         out.start.push(0);
-        let mut cells: Vec<u32> = Vec::with_capacity(27);
         for &i in &members[range] {
             let xi = &x[i as usize];
             let begin = out.list.len();
             if xi[3] > 0.0 {
                 let ci = cell_of(xi, inv_cell);
-                cells.clear();
-                for dx in -1..=1 {
-                    for dy in -1..=1 {
-                        for dz in -1..=1 {
-                            let cj = [ci[0].wrapping_add(dx), ci[1].wrapping_add(dy), ci[2].wrapping_add(dz)];
-                            cells.push(bucket_of(cj, mask));
-                        }
-                    }
+                let mut cells = [0u32; 27];
+                for (k, cell) in cells.iter_mut().enumerate() {
+                    let d = [k as i32 / 9 - 1, k as i32 / 3 % 3 - 1, k as i32 % 3 - 1];
+                    let cj = [ci[0].wrapping_add(d[0]), ci[1].wrapping_add(d[1]), ci[2].wrapping_add(d[2])];
+                    *cell = bucket_of(cj, mask);
                 }
                 cells.sort_unstable();
-                cells.dedup();
+                let mut previous = None;
                 for &b in &cells {
+                    if previous == Some(b) {
+                        continue;
+                    }
+                    previous = Some(b);
                     for &j in &sorted[start[b as usize] as usize..start[b as usize + 1] as usize] {
                         if j == i {
                             continue;
@@ -262,14 +291,14 @@ pub fn particle_correction(
 
 /// One projection of every contact (module docs) as two phases of a team that every thread
 /// calls; returns this thread's degenerate contacts. `records` are the positions, `prev` the
-/// positions at the start of the step; the caller guarantees no other code touches `records`
-/// during the call.
+/// positions at the start of the step; the caller guarantees that no other code touches
+/// `records` or the scratch during the call, and nothing writes `prev`.
 pub(crate) fn solve_phases(
     team: &Team<'_>,
     sc: &SelfCollision,
     s: SharedScratch<'_>,
     records: SharedSlice<'_, Record>,
-    prev: &[Record],
+    prev: SharedSlice<'_, Record>,
 ) -> u64 {
     let members = sc.members();
     let m = members.len();
@@ -277,15 +306,15 @@ pub(crate) fn solve_phases(
         return 0;
     }
     let chunks = m.div_ceil(MEMBER_CHUNK);
-    // SAFETY: the search has finished (barrier); nothing writes the lists during the projection.
-    let lists = unsafe { s.lists.as_slice() };
     let mut degenerate = 0u64;
-    team.for_each(chunks, |c| {
-        // SAFETY: nothing writes the positions in this phase (the corrections go to `delta`).
-        let x = unsafe { records.as_slice() };
+    team.for_each(chunks, |phase, c| {
         let range = chunk(c, m);
-        // SAFETY: chunk `c` of `delta` is written only by the item that claimed `c`.
-        let out = unsafe { s.delta.range_mut(range.clone()) };
+        // SAFETY: in this phase nothing writes the positions, the previous positions or the
+        // neighbour lists (the corrections go to `delta`), and chunk `c` of `delta` is written
+        // only by the work item that claimed `c`.
+        let (x, prev, lists, out) = unsafe {
+            (records.read(phase), prev.read(phase), s.lists.read(phase), s.delta.write(phase, range.clone()))
+        };
         let l = &lists[c];
         for (k, (&i, delta)) in members[range].iter().zip(out).enumerate() {
             let nb = &l.list[l.start[k] as usize..l.start[k + 1] as usize];
@@ -299,17 +328,18 @@ pub(crate) fn solve_phases(
             };
         }
     });
-    // SAFETY: the corrections are complete (barrier) and not written again in this phase.
-    let delta = unsafe { s.delta.as_slice() };
-    team.for_each(chunks, |c| {
+    team.for_each(chunks, |phase, c| {
         let range = chunk(c, m);
+        // SAFETY: the corrections are complete (the previous phase) and not written in this
+        // one.
+        let delta = unsafe { s.delta.read(phase) };
         for (&i, dx) in members[range.clone()].iter().zip(&delta[range]) {
             if dx[3] != 0.0 {
-                // SAFETY: `i` is a member of chunk `c` only (members are distinct), claimed once in
-                // this phase; no other item reads or writes record `i` meanwhile.
+                // SAFETY: `i` is a member of chunk `c` only (members are distinct), claimed by
+                // one work item in this phase; no other item reads or writes record `i`.
                 unsafe {
-                    let r = records.load(i);
-                    records.store(i, [r[0] + dx[0], r[1] + dx[1], r[2] + dx[2], r[3]]);
+                    let r = records.load(phase, i);
+                    records.store(phase, i, [r[0] + dx[0], r[1] + dx[1], r[2] + dx[2], r[3]]);
                 }
             }
         }
@@ -326,16 +356,19 @@ pub(crate) fn solve_phases(
 pub fn solve(sc: &SelfCollision, positions: &mut [Record], prev: &[Record], sweeps: usize) -> u64 {
     assert_eq!(positions.len(), sc.thickness().len(), "positions belong to another model");
     assert_eq!(prev.len(), sc.thickness().len(), "previous positions belong to another model");
-    let mut scratch = Scratch::new(sc);
+    let mut scratch = Scratch::default();
+    scratch.fit(sc);
     let s = scratch.share();
     let records = SharedSlice::new(positions);
-    team::run(|team| {
-        // SAFETY: nothing writes the positions during the search.
-        search_phases(team, sc, s, unsafe { records.as_slice() });
-        (0..sweeps).map(|_| solve_phases(team, sc, s, records, prev)).sum::<u64>()
-    })
-    .iter()
-    .sum()
+    // SAFETY: the phases only read the previous positions.
+    let prev = unsafe { SharedSlice::read_only(prev) };
+    team::run(
+        |team| {
+            search_phases(team, sc, s, records);
+            (0..sweeps).map(|_| solve_phases(team, sc, s, records, prev)).sum::<u64>()
+        },
+        |a, b| a + b,
+    )
 }
 
 #[cfg(test)]

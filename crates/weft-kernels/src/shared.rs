@@ -1,20 +1,32 @@
-//! The one place with `unsafe` in weft: data shared by the threads that solve one stage of a
-//! batch plan.
+//! `SharedSlice`: a mutable slice that the threads of a team (see `crate::team`) read and write
+//! at disjoint places during a phase. This module holds weft's only `unsafe` definitions; the
+//! modules that call them are listed in the crate docs.
 //!
-//! Inside one stage of a plan (see `crate::schedule`), the plan guarantees (and checks when it is
-//! built, see `weft_core::colouring::BatchPlan::assert_invariant`) that work items touch disjoint
-//! particle records, except for records nobody writes (pinned particles), which many may read;
-//! and every work item owns a distinct range of multipliers `λ`, claimed exactly once. Threads
-//! therefore never race on an element. [`SharedSlice`] lets them reach the elements through a raw
-//! pointer; every use states which of these facts makes it sound. Indices are checked once per
-//! solve (every index of a constraint set is below its `particle_count`, which the solver asserts
-//! equals the record count), not on every access.
+//! Every access goes through a [`Phase`], the token a work item is handed by
+//! `Team::for_each`, and the borrow it returns lives no longer than that work item. A caller
+//! therefore states, at each access, why the rules of *this* phase make it sound, and nothing
+//! it borrowed can be used in a later phase whose rules are different. The rules are of two
+//! kinds:
+//!
+//! * **reads**: no work item of the phase writes the slice (e.g. the previous positions during
+//!   the constraint phases, written only by the prediction phase);
+//! * **writes**: each work item writes only its own elements, which no other item of the phase
+//!   reads or writes: a chunk of particles claimed once per phase, or, in a batch plan, the
+//!   particles of a block or of a colour's lanes (the plan invariant that `weft-core` checks
+//!   when it builds a plan, see `weft_core::colouring::BatchPlan::assert_invariant`), and the
+//!   multipliers `λ` of the batches an item runs.
+//!
+//! Indices are checked against the length once per solve (every index of a constraint set is
+//! below its `particle_count`, which the solver asserts equals the record count), not on every
+//! element access; debug builds check every one.
 
 use std::marker::PhantomData;
 use std::ops::Range;
 
-/// A `&mut [T]` that several threads may read and write at disjoint places. Copies share the same
-/// borrow (a copy keeps the pointer in a register in the hot loop).
+use crate::team::Phase;
+
+/// A `&mut [T]` that the threads of a team reach at disjoint places, phase by phase. Copies
+/// share the same borrow (a copy keeps the pointer in a register in the hot loop).
 pub(crate) struct SharedSlice<'a, T> {
     ptr: *mut T,
     len: usize,
@@ -29,9 +41,9 @@ impl<T> Clone for SharedSlice<'_, T> {
 
 impl<T> Copy for SharedSlice<'_, T> {}
 
-// SAFETY: `SharedSlice` is a mutable borrow split across threads; it only hands out access
-// through its unsafe methods, whose contracts rule out data races. `T: Send` because elements are
-// written from other threads.
+// SAFETY: `SharedSlice` is a mutable borrow split across threads; it hands out access only
+// through its unsafe methods, whose contracts rule out data races. `T: Send` because elements
+// are written from other threads.
 unsafe impl<T: Send> Send for SharedSlice<'_, T> {}
 // SAFETY: as above.
 unsafe impl<T: Send> Sync for SharedSlice<'_, T> {}
@@ -42,50 +54,76 @@ impl<'a, T> SharedSlice<'a, T> {
         SharedSlice { ptr: slice.as_mut_ptr(), len: slice.len(), _borrow: PhantomData }
     }
 
-    /// All elements, shared.
+    /// Shares `slice` for reading only.
     ///
     /// # Safety
-    /// No thread writes any element while the returned borrow lives.
+    /// Nothing ever writes through the handle or its copies (`write` and `store` are never
+    /// called on them).
+    pub(crate) unsafe fn read_only(slice: &'a [T]) -> Self
+    where
+        T: Sync,
+    {
+        SharedSlice { ptr: slice.as_ptr().cast_mut(), len: slice.len(), _borrow: PhantomData }
+    }
+
+    /// The number of elements.
+    pub(crate) fn len(&self) -> usize {
+        self.len
+    }
+
+    /// All elements, shared, for the work item that holds `phase`.
+    ///
+    /// # Safety
+    /// No work item of this phase writes any element.
     #[inline]
-    pub(crate) unsafe fn as_slice(&self) -> &'a [T] {
-        // SAFETY: the pointer and length come from a live `&'a mut [T]`; the caller guarantees
-        // that nothing writes through any copy of this handle while the borrow lives.
+    pub(crate) unsafe fn read<'p>(&self, _phase: &'p Phase) -> &'p [T]
+    where
+        'a: 'p,
+    {
+        // SAFETY: the pointer and length come from a live `&'a mut [T]` (and `'a` outlives the
+        // returned borrow); the caller guarantees that nothing writes through any copy of this
+        // handle while the work item that holds `phase` runs, which the borrow cannot outlive.
         unsafe { std::slice::from_raw_parts(self.ptr, self.len) }
     }
 
-    /// The elements `range`, mutably.
+    /// The elements `range`, mutably, for the work item that holds `phase`.
     ///
     /// # Panics
     /// If `range` is not within the slice.
     ///
     /// # Safety
-    /// No other thread accesses any element of `range` while the returned borrow lives.
+    /// No other work item of this phase reads or writes any element of `range`.
     #[inline]
-    pub(crate) unsafe fn range_mut(&self, range: Range<usize>) -> &'a mut [T] {
+    #[allow(clippy::mut_from_ref)] // disjoint `&mut` parts from shared handles: the contract above
+    pub(crate) unsafe fn write<'p>(&self, _phase: &'p Phase, range: Range<usize>) -> &'p mut [T]
+    where
+        'a: 'p,
+    {
         assert!(range.start <= range.end && range.end <= self.len, "range out of bounds");
-        // SAFETY: in bounds (checked); the caller guarantees exclusive access for the lifetime.
+        // SAFETY: in bounds (checked); the caller guarantees that no other work item touches
+        // these elements while this one runs, which the borrow cannot outlive.
         unsafe { std::slice::from_raw_parts_mut(self.ptr.add(range.start), range.end - range.start) }
     }
 }
 
-impl<'a, T: Copy> SharedSlice<'a, T> {
-    /// Reads element `i`.
+impl<T: Copy> SharedSlice<'_, T> {
+    /// Reads element `i`, for the work item that holds `phase`.
     ///
     /// # Safety
-    /// `i < len`, and no other thread writes element `i` during this call.
+    /// `i < len`, and no other work item of this phase writes element `i`.
     #[inline(always)]
-    pub(crate) unsafe fn load(&self, i: u32) -> T {
+    pub(crate) unsafe fn load(&self, _phase: &Phase, i: u32) -> T {
         debug_assert!((i as usize) < self.len);
         // SAFETY: the caller guarantees `i` is in bounds and that no write races this read.
         unsafe { self.ptr.add(i as usize).read() }
     }
 
-    /// Writes element `i`.
+    /// Writes element `i`, for the work item that holds `phase`.
     ///
     /// # Safety
-    /// `i < len`, and no other thread reads or writes element `i` during this call.
+    /// `i < len`, and no other work item of this phase reads or writes element `i`.
     #[inline(always)]
-    pub(crate) unsafe fn store(&self, i: u32, value: T) {
+    pub(crate) unsafe fn store(&self, _phase: &Phase, i: u32, value: T) {
         debug_assert!((i as usize) < self.len);
         // SAFETY: the caller guarantees `i` is in bounds and exclusive access to element `i`.
         unsafe { self.ptr.add(i as usize).write(value) }

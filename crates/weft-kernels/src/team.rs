@@ -47,16 +47,27 @@ pub(crate) struct Team<'a> {
     shared: &'a Shared,
 }
 
+/// The proof that code runs inside one phase of a team, handed to each work item by
+/// [`Team::for_each`].
+///
+/// Shared data is reached through a phase (see `crate::shared::SharedSlice`): a borrow taken
+/// with `&Phase` lives no longer than the work item that was given it, so no borrow of shared
+/// data outlives the phase whose rules made it sound. Only this module makes one.
+pub(crate) struct Phase {
+    _private: (),
+}
+
 impl Team<'_> {
-    /// One phase: runs `f(i)` for every `i < items`, each exactly once, spread over the team's
-    /// threads; returns when every thread has finished the phase.
-    pub(crate) fn for_each(&self, items: usize, mut f: impl FnMut(usize)) {
+    /// One phase: runs `f(phase, i)` for every `i < items`, each exactly once, spread over the
+    /// team's threads; returns when every thread has finished the phase.
+    pub(crate) fn for_each(&self, items: usize, mut f: impl FnMut(&Phase, usize)) {
+        let phase = Phase { _private: () };
         loop {
             let i = self.shared.next.fetch_add(1, Ordering::Relaxed);
             if i >= items {
                 break;
             }
-            f(i);
+            f(&phase, i);
         }
         self.barrier();
     }
@@ -92,8 +103,12 @@ impl Team<'_> {
 }
 
 /// Runs `f` on every thread of the current rayon pool as one team (on the caller alone for a
-/// pool of one thread) and returns each thread's result.
-pub(crate) fn run<R: Send>(f: impl Fn(&Team<'_>) -> R + Sync) -> Vec<R> {
+/// pool of one thread) and folds the threads' results with `merge` (in no particular order, so
+/// `merge` must not depend on it: integer sums, say).
+///
+/// On a pool of one thread nothing is allocated; a larger pool is woken with
+/// [`rayon::broadcast`], which allocates its jobs and their results.
+pub(crate) fn run<R: Send>(f: impl Fn(&Team<'_>) -> R + Sync, merge: impl FnMut(R, R) -> R) -> R {
     let threads = rayon::current_num_threads();
     let shared = Shared {
         threads,
@@ -103,12 +118,13 @@ pub(crate) fn run<R: Send>(f: impl Fn(&Team<'_>) -> R + Sync) -> Vec<R> {
         poisoned: AtomicBool::new(false),
     };
     if threads == 1 {
-        return vec![f(&Team { shared: &shared })];
+        return f(&Team { shared: &shared });
     }
-    rayon::broadcast(|_| {
+    let results = rayon::broadcast(|_| {
         let _guard = PoisonOnUnwind(&shared);
         f(&Team { shared: &shared })
-    })
+    });
+    results.into_iter().reduce(merge).expect("a pool has at least one thread")
 }
 
 #[cfg(test)]
@@ -122,21 +138,23 @@ mod tests {
             let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
             let hits: Vec<AtomicU64> = (0..1000).map(|_| AtomicU64::new(0)).collect();
             let seen = pool.install(|| {
-                run(|team| {
-                    let mut mine = 0;
-                    for phase in 0..20 {
-                        team.for_each(1000, |i| {
-                            // Phase p must see every item of phase p − 1 done.
-                            assert_eq!(hits[i].load(Ordering::Relaxed), phase);
-                            hits[i].fetch_add(1, Ordering::Relaxed);
-                            mine += 1;
-                        });
-                    }
-                    mine
-                })
+                run(
+                    |team| {
+                        let mut mine = 0;
+                        for phase in 0..20 {
+                            team.for_each(1000, |_, i| {
+                                // Phase p must see every item of phase p − 1 done.
+                                assert_eq!(hits[i].load(Ordering::Relaxed), phase);
+                                hits[i].fetch_add(1, Ordering::Relaxed);
+                                mine += 1;
+                            });
+                        }
+                        (1u64, mine)
+                    },
+                    |a, b| (a.0 + b.0, a.1 + b.1),
+                )
             });
-            assert_eq!(seen.len(), threads);
-            assert_eq!(seen.iter().sum::<u64>(), 20 * 1000);
+            assert_eq!(seen, (threads as u64, 20 * 1000));
             assert!(hits.iter().all(|h| h.load(Ordering::Relaxed) == 20));
         }
     }
@@ -147,11 +165,14 @@ mod tests {
             let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
             let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
                 pool.install(|| {
-                    run(|team| {
-                        for _ in 0..3 {
-                            team.for_each(10, |i| assert_ne!(i, 7, "item 7 fails"));
-                        }
-                    })
+                    run(
+                        |team| {
+                            for _ in 0..3 {
+                                team.for_each(10, |_, i| assert_ne!(i, 7, "item 7 fails"));
+                            }
+                        },
+                        |(), ()| (),
+                    )
                 })
             }));
             assert!(result.is_err(), "{threads} threads");

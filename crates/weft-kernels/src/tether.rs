@@ -18,7 +18,6 @@
 //! [`MIN_LENGTH`] or farther than [`MAX_LENGTH`] (or at a non-finite distance) is degenerate:
 //! skipped through the same mask and counted.
 
-use rayon::prelude::*;
 use weft_core::distance::{MAX_LENGTH, MIN_LENGTH};
 use weft_core::lanes::Lanes;
 use weft_core::settings::TimeStep;
@@ -28,10 +27,7 @@ use wide::f32x8;
 use crate::KernelPath;
 use crate::lane::{Real, V3, dot3, sub3};
 use crate::records::{BatchGroup, Record, gather8, slot_writes};
-use crate::schedule::{Access, BatchKernel, CHUNK_BATCHES, solve_plan, sweep_in_team};
-use crate::shared::SharedSlice;
-use crate::stats::Residual;
-use crate::team::Team;
+use crate::schedule::{Access, BatchKernel, BatchedKind, KernelInputs, LaneResidual, run_batches};
 
 /// The outcome of one tether projection.
 #[derive(Clone, Copy, Debug)]
@@ -154,76 +150,38 @@ impl<const SOFT: bool> BatchKernel for TetherKernel<'_, SOFT> {
     }
 }
 
-/// `sweeps` solver iterations over all tethers in one team of the current rayon pool, as a time
-/// step runs its iterations. Returns the degenerate projections. The benches time this.
-///
-/// # Panics
-/// If `positions` does not hold exactly the lanes' particle count, or `lambda` is not one element
-/// per batch.
-pub fn solve(
-    lanes: &TetherLanes<'_>,
-    lambda: &mut [Lanes<f32>],
-    positions: &mut [Record],
-    step: &TimeStep,
-    path: KernelPath,
-    sweeps: usize,
-) -> u64 {
-    assert_eq!(positions.len(), lanes.particle_count(), "positions belong to another model");
-    assert_eq!(lambda.len(), lanes.batch_count(), "one λ per batch");
-    sweep_in_team(lambda, positions, sweeps, |team, lambdas, records| {
-        solve_phases(team, lanes, lambdas, records, &[], step, path)
-    })
-}
+/// The tethers as a batched kind: particle slots `[particle, pin]`, parameter columns
+/// [`BOUND`] and [`COMPLIANCE`]; residual: how far beyond its bound a particle is, in m, and
+/// relative to the bound.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Tether;
 
-/// One sweep as phases of a team that every thread calls; returns this thread's degenerate
-/// projections. (`_prev` is unused: tethers have no damping.)
-///
-/// The caller guarantees that `records` holds the lanes' particles and `lambdas` their
-/// multipliers, and that no other code touches either during the call.
-#[allow(clippy::too_many_arguments)]
-pub(crate) fn solve_phases(
-    team: &Team<'_>,
-    lanes: &TetherLanes<'_>,
-    lambdas: SharedSlice<'_, Lanes<f32>>,
-    records: SharedSlice<'_, Record>,
-    _prev: &[Record],
-    step: &TimeStep,
-    path: KernelPath,
-) -> u64 {
-    if lanes.batch_count() == 0 {
-        return 0;
+impl BatchedKind<2, 2> for Tether {
+    #[inline(always)]
+    fn project(
+        &self,
+        inputs: KernelInputs<'_, 2, 2>,
+        path: KernelPath,
+        first: usize,
+        lambda: &mut [Lanes<f32>],
+        access: &mut impl Access,
+    ) -> u64 {
+        let KernelInputs { lanes, step, .. } = inputs;
+        if lanes.param(COMPLIANCE).is_empty() {
+            run_batches(&TetherKernel::<false> { lanes, step }, path, first, lambda, access)
+        } else {
+            run_batches(&TetherKernel::<true> { lanes, step }, path, first, lambda, access)
+        }
     }
-    if lanes.param(COMPLIANCE).is_empty() {
-        solve_plan(team, &TetherKernel::<false> { lanes, step }, lanes.plan(), lambdas, records, path)
-    } else {
-        solve_plan(team, &TetherKernel::<true> { lanes, step }, lanes.plan(), lambdas, records, path)
-    }
-}
 
-/// How far beyond its bound each particle is, now: `max(|x − x_pin| − L, 0)` in m, and relative
-/// to `L`; largest, sum and count over all tethers, reduced in a fixed order.
-pub fn residual(lanes: &TetherLanes<'_>, positions: &[Record]) -> Residual {
-    assert_eq!(positions.len(), lanes.particle_count(), "positions belong to another model");
-    let batches = lanes.batch_count();
-    let per_chunk: Vec<Residual> = (0..batches.div_ceil(CHUNK_BATCHES))
-        .into_par_iter()
-        .map(|c| {
-            let mut r = Residual::default();
-            for b in c * CHUNK_BATCHES..((c + 1) * CHUNK_BATCHES).min(batches) {
-                let pp = gather8(|i| positions[i as usize], &lanes.particles(0)[b].0);
-                let pq = gather8(|i| positions[i as usize], &lanes.particles(1)[b].0);
-                let d = sub3(xyz(pp), xyz(pq));
-                let bound = f32x8::new(lanes.param(BOUND)[b].0);
-                let excess = (dot3(d, d).sqrt() - bound).max(f32x8::splat(0.0));
-                let (e, rel) = (excess.to_array(), (excess / bound).to_array());
-                for k in 0..lanes.plan().active[b] as usize {
-                    r.add(e[k], rel[k]);
-                }
-            }
-            r
-        })
-        .collect();
-    per_chunk.into_iter().fold(Residual::default(), Residual::merge)
+    fn residual_lanes(&self, lanes: &TetherLanes<'_>, positions: &[Record], b: usize) -> LaneResidual {
+        let pp = gather8(|i| positions[i as usize], &lanes.particles(0)[b].0);
+        let pq = gather8(|i| positions[i as usize], &lanes.particles(1)[b].0);
+        let d = sub3(xyz(pp), xyz(pq));
+        let bound = f32x8::new(lanes.param(BOUND)[b].0);
+        let excess = (dot3(d, d).sqrt() - bound).max(f32x8::splat(0.0));
+        LaneResidual { abs: excess, rel: excess / bound, counted: u8::MAX }
+    }
 }
 
 #[cfg(test)]

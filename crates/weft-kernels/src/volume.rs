@@ -36,18 +36,15 @@ use crate::team::Team;
 /// iteration of the step (`λ` starts again from 0).
 ///
 /// The caller guarantees that `records` holds the model's particles and that no other code
-/// touches them, or takes a mutable borrow of any constraint in `volumes`, during the call.
+/// touches them during the call. The constraints change their `λ` and work space through the
+/// atomics of [`VolumeWork`](weft_core::volume::VolumeWork), never through a `&mut`.
 pub(crate) fn solve_phases(
     team: &Team<'_>,
-    volumes: SharedSlice<'_, VolumeConstraint>,
+    volumes: &[VolumeConstraint],
     records: SharedSlice<'_, Record>,
     step: &TimeStep,
     first: bool,
 ) -> u64 {
-    // SAFETY: by the caller's guarantee no one writes or mutably borrows a constraint during
-    // the call; every thread only reads them, and changes their `λ` and work space through the
-    // atomics of `VolumeWork`, never through a `&mut`.
-    let volumes = unsafe { volumes.as_slice() };
     volumes.iter().map(|v| project(team, v, records, step, first)).sum()
 }
 
@@ -64,10 +61,9 @@ fn project(
     let particle_items = v.particles.len().div_ceil(CHUNK);
     // Read before the first phase: chunk 0 of the second phase overwrites it.
     let lambda = if first { 0.0 } else { work.lambda.get() };
-    team.for_each(triangle_items + particle_items, |item| {
-        // SAFETY: in this phase no thread writes any record (every item only reads positions),
-        // and the phases that write them end and start with barriers.
-        let x = unsafe { records.as_slice() };
+    team.for_each(triangle_items + particle_items, |phase, item| {
+        // SAFETY: in this phase no work item writes any record (every item only reads them).
+        let x = unsafe { records.read(phase) };
         if item < triangle_items {
             work.volume_parts[item].set(six_volume(v, x, item));
         } else {
@@ -87,7 +83,7 @@ fn project(
     let valid =
         den > 0.0 && den.is_finite() && dlambda.is_finite() && reach * dlambda.abs() <= MAX_LENGTH as f64;
     let mut degenerate = 0;
-    team.for_each(particle_items, |chunk| {
+    team.for_each(particle_items, |phase, chunk| {
         if chunk == 0 {
             work.lambda.set(if valid { lambda + dlambda } else { lambda });
             degenerate += u64::from(!valid);
@@ -97,10 +93,10 @@ fn project(
         }
         let first = v.particles.start + chunk * CHUNK;
         let range = first..(first + CHUNK).min(v.particles.end);
-        // SAFETY: the particle chunks of a cloth are disjoint and each is claimed by one thread
-        // in this phase, which touches no other record; the particle range lies inside the
+        // SAFETY: the particle chunks of a cloth are disjoint and each is claimed by one work
+        // item in this phase, which touches no other record; the particle range lies inside the
         // model's records (the caller's guarantee).
-        let x = unsafe { records.range_mut(range) };
+        let x = unsafe { records.write(phase, range) };
         for (k, r) in x.iter_mut().enumerate() {
             let w = r[3];
             if w > 0.0 {

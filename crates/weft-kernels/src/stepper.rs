@@ -1,0 +1,473 @@
+//! The XPBD time step: a [`Stepper`] keeps the buffers a step needs between steps and runs the
+//! step as a short, fixed schedule of named stages, on one team of the pool's threads (see
+//! [`crate::team`]):
+//!
+//! 1. **forces**: drag and lift of the triangles in the wind, from the state at the start of the
+//!    step (see [`crate::aero`]);
+//! 2. **predict**: `v += h·(g + w·F)`, `x_prev = x`, `x += h·v` for free particles (see
+//!    [`crate::integrate`]); pins that follow a path or a collider go to where it is at the end
+//!    of the step (see `weft_core::follow`);
+//! 3. **sweep**: the swept check of the free particles against the colliders (see
+//!    [`crate::collide`]: one that crossed a body or passed its middle during the step goes back
+//!    to where it entered);
+//! 4. **reset and search**: `λ := 0` for every constraint; the self-collision contacts (see
+//!    [`crate::self_collide`]) and the candidate triangles and sides of the mesh colliders (see
+//!    [`crate::mesh_contact`]) are found at the predicted positions;
+//! 5. **iterate**, `iterations` times: the batched kinds (distance, bending, tethers) colour by
+//!    colour (see [`crate::schedule`]), volume, self-collision (a Jacobi projection of every
+//!    contact); then contacts with the colliders, each placed at its pose at the end of the
+//!    step, then with the mesh colliders;
+//! 6. **friction**: collider friction from the pushes of the iterations (analytic, then mesh),
+//!    then one more contact projection;
+//! 7. **velocities**: `v = (x − x_prev)/h`, then global velocity damping.
+//!
+//! Stages with nothing to do (no wind, no collider) cost nothing. The result is the same, bit for
+//! bit, for any number of threads.
+//!
+//! In steady state a step allocates nothing on a pool of one thread: every buffer lives in the
+//! [`Stepper`] and keeps its capacity (`tests/no_allocation_per_step.rs`). A larger pool is woken
+//! once per step by `rayon::broadcast`, which allocates its jobs, and an animated mesh collider
+//! samples a new pose every step.
+
+use std::sync::Arc;
+
+use weft_core::Model;
+use weft_core::batches::BatchLanes;
+use weft_core::collider::Placed;
+use weft_core::lanes::Lanes;
+use weft_core::mesh_collider::{MeshCollider, MeshPose};
+use weft_core::model::ModelMut;
+use weft_core::self_collision::SelfCollision;
+use weft_core::settings::TimeStep;
+use weft_core::volume::VolumeConstraint;
+
+use crate::bending::Bending;
+use crate::collide::{self, ContactArrays};
+use crate::distance::Distance;
+use crate::integrate::{ParticleArrays, particle_chunks, predict_phase, velocity_phase};
+use crate::mesh_contact::{self, ChunkContacts, MeshArrays};
+use crate::records::Record;
+use crate::schedule::{self, BatchedKind, SolveArrays};
+use crate::shared::SharedSlice;
+use crate::stats::{ColliderStats, KindStats, Residual, StepStats};
+use crate::team::{self, Team};
+use crate::tether::Tether;
+use crate::{KernelPath, aero, self_collide, volume};
+
+/// How to run a step.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct StepOptions {
+    /// SIMD lanes or the scalar instantiation of the same kernels.
+    pub path: KernelPath,
+    /// Evaluate `|C|` of every constraint after the last iteration (one read-only pass per kind),
+    /// and count the particles deep in a collider.
+    pub residual: bool,
+}
+
+/// Advances models by XPBD time steps of `h = 1/(fps·substeps)`, on the current rayon pool,
+/// keeping the buffers a step needs from one step to the next.
+///
+/// ```
+/// use weft_core::{ClothDesc, ModelBuilder, SimSettings};
+/// use weft_core::limits::Limits;
+/// use weft_kernels::{StepOptions, Stepper};
+///
+/// let mut builder = ModelBuilder::new(SimSettings::default(), Limits::default()).unwrap();
+/// let particle = ClothDesc { name: "p".into(), positions: vec![[0.0, 1.0, 0.0]], ..ClothDesc::default() };
+/// builder.add_cloth(&particle).unwrap();
+/// let mut model = builder.build().unwrap();
+/// let mut stepper = Stepper::new(StepOptions::default());
+/// for _ in 0..10 {
+///     stepper.step(&mut model);
+/// }
+/// assert!(model.particles().positions()[0][1] < 1.0, "it falls");
+/// ```
+#[derive(Debug, Default)]
+pub struct Stepper {
+    options: StepOptions,
+    scratch: Scratch,
+}
+
+impl Stepper {
+    /// A stepper that runs steps as `options` says; its buffers grow on the first step.
+    pub fn new(options: StepOptions) -> Self {
+        Stepper { options, scratch: Scratch::default() }
+    }
+
+    /// How this stepper runs a step.
+    pub fn options(&self) -> StepOptions {
+        self.options
+    }
+
+    /// Changes how the next steps run (the residual on a frame's last step, say).
+    pub fn set_options(&mut self, options: StepOptions) {
+        self.options = options;
+    }
+
+    /// Advances `model` by one time step (module docs) and says what the step did.
+    ///
+    /// # Panics
+    /// If the model's constraint sets do not belong to its particles (a model never built that
+    /// way).
+    pub fn step(&mut self, model: &mut Model) -> StepStats {
+        let dropped_at_build = model.report().dropped_pinned;
+        let mut parts = model.parts_mut();
+        let time_step = parts.settings.time_step();
+        let (t0, t1) = (*parts.time, *parts.time + time_step.h64);
+        self.scratch.prepare(&mut parts, t0, t1);
+        let counts = {
+            let stages = Stages::new(&mut parts, &mut self.scratch, &self.options, &time_step);
+            team::run(|team| stages.run(team), Counts::merge)
+        };
+        *parts.time = t1;
+        let stats = |degenerate, residual: &dyn Fn() -> Residual| KindStats {
+            degenerate,
+            residual: self.options.residual.then(residual),
+        };
+        let x = &*parts.particles.positions;
+        let d = counts.degenerate;
+        StepStats {
+            distance: stats(d.distance, &|| schedule::residual(&Distance, &parts.distance.lanes(), x)),
+            bending: stats(d.bending, &|| schedule::residual(&Bending, &parts.bending.lanes(), x)),
+            tethers: stats(d.tethers, &|| schedule::residual(&Tether, &parts.tethers.lanes(), x)),
+            volume: stats(d.volume, &|| volume::residual(parts.volumes, x)),
+            self_collision: KindStats { degenerate: d.self_collision, residual: None },
+            colliders: ColliderStats {
+                deep: self.options.residual.then(|| self.scratch.deep.iter().sum::<u64>() + counts.mesh_deep),
+                swept: counts.swept,
+            },
+            dropped_at_build,
+        }
+    }
+}
+
+/// Advances `model` by one XPBD time step with a new [`Stepper`] (whose buffers are allocated
+/// for this one step); a bake keeps one `Stepper` instead.
+pub fn step(model: &mut Model, options: &StepOptions) -> StepStats {
+    Stepper::new(*options).step(model)
+}
+
+/// The buffers of a step besides the model, kept between steps. Each is refilled by
+/// [`Scratch::prepare`] and keeps its capacity.
+#[derive(Debug, Default)]
+struct Scratch {
+    /// The wind's force on each particle (N), or empty without wind.
+    forces: Vec<Record>,
+    /// The colliders at their poses of this step.
+    placed: Vec<Placed>,
+    /// Pushes of the colliders, one per particle and collider (m).
+    collider_depth: Vec<f32>,
+    /// Free particles deep in a collider, per particle chunk.
+    deep: Vec<u64>,
+    /// The mesh colliders' vertices of this step.
+    mesh_poses: Vec<Arc<MeshPose>>,
+    /// Pushes of the mesh colliders, one per particle and mesh (m).
+    mesh_depth: Vec<f32>,
+    /// Candidate triangles and sides, per particle chunk.
+    mesh_contacts: Vec<ChunkContacts>,
+    /// Where each following pin goes (particle, m).
+    pin_targets: Vec<(u32, [f32; 3])>,
+    /// The self-collision grid and contact lists.
+    self_collision: self_collide::Scratch,
+}
+
+/// `v` holding `len` copies of `value`, in its own capacity where it fits.
+fn refill<T: Clone>(v: &mut Vec<T>, len: usize, value: T) {
+    v.clear();
+    v.resize(len, value);
+}
+
+impl Scratch {
+    /// Fills the buffers for a step of `parts` from `t0` to `t1` (s): the colliders placed, the
+    /// meshes' poses sampled and their BVHs refit, the pins' targets, the pushes zeroed.
+    fn prepare(&mut self, parts: &mut ModelMut<'_>, t0: f64, t1: f64) {
+        let len = parts.particles.positions.len();
+        self.forces.resize(if parts.aero.is_empty() { 0 } else { len }, [0.0; 4]);
+        self.placed.clear();
+        self.placed.extend(parts.colliders.iter().map(|c| c.placed(t0, t1)));
+        refill(&mut self.collider_depth, len * self.placed.len(), 0.0);
+        refill(&mut self.deep, particle_chunks(len), 0);
+        self.mesh_poses.clear();
+        self.mesh_poses.extend(parts.meshes.iter_mut().map(|m| m.prepare(t0, t1)));
+        let nm = parts.meshes.len();
+        refill(&mut self.mesh_depth, len * nm, 0.0);
+        self.mesh_contacts.resize_with(if nm == 0 { 0 } else { mesh_contact::chunks(len) }, Default::default);
+        parts.followers.targets_into(parts.meshes, t1, &mut self.pin_targets);
+        self.self_collision.fit(parts.self_collision);
+    }
+}
+
+/// One batched constraint kind of a step: its kernel, its lanes and its multipliers.
+struct BatchedSet<'a, T, const K: usize, const P: usize> {
+    kind: T,
+    lanes: BatchLanes<'a, K, P>,
+    lambdas: SharedSlice<'a, Lanes<f32>>,
+}
+
+impl<'a, T: BatchedKind<K, P>, const K: usize, const P: usize> BatchedSet<'a, T, K, P> {
+    /// `kind` over `lanes` with their multipliers `lambda`, for a model of `particles` particles.
+    fn new(kind: T, (lanes, lambda): (BatchLanes<'a, K, P>, &'a mut [Lanes<f32>]), particles: usize) -> Self {
+        let count = lanes.particle_count();
+        assert!(count == particles || lanes.batch_count() == 0, "the constraint sets belong to the model");
+        BatchedSet { kind, lanes, lambdas: SharedSlice::new(lambda) }
+    }
+
+    /// `λ := 0` for every constraint, as a team phase.
+    fn reset(&self, team: &Team<'_>) {
+        const CHUNK: usize = 1024;
+        let len = self.lambdas.len();
+        team.for_each(len.div_ceil(CHUNK), |phase, c| {
+            // SAFETY: each chunk is claimed by one work item in this phase and the chunks are
+            // disjoint; nothing else touches the multipliers in this phase.
+            unsafe { self.lambdas.write(phase, c * CHUNK..((c + 1) * CHUNK).min(len)) }
+                .fill(Lanes::splat(0.0));
+        });
+    }
+
+    /// One iteration over every constraint; this thread's degenerate projections.
+    fn solve(
+        &self,
+        team: &Team<'_>,
+        particles: &ParticleArrays<'_>,
+        step: &TimeStep,
+        path: KernelPath,
+    ) -> u64 {
+        let arrays =
+            SolveArrays { lambdas: self.lambdas, records: particles.positions, prev: particles.prev };
+        schedule::solve_phases(team, &self.kind, &self.lanes, arrays, step, path)
+    }
+}
+
+/// The batched constraint kinds, in the order an iteration solves them: the list a new batched
+/// kind is added to (see the architecture notes).
+struct BatchedSets<'a> {
+    distance: BatchedSet<'a, Distance, 2, 3>,
+    bending: BatchedSet<'a, Bending, 4, 3>,
+    tethers: BatchedSet<'a, Tether, 2, 2>,
+}
+
+/// Degenerate projections per constraint kind (see [`KindStats::degenerate`]).
+#[derive(Debug, Clone, Copy, Default)]
+struct Degenerate {
+    distance: u64,
+    bending: u64,
+    tethers: u64,
+    volume: u64,
+    self_collision: u64,
+}
+
+/// What one thread of a step's team counted; the team's counts are the sum.
+#[derive(Debug, Clone, Copy, Default)]
+struct Counts {
+    degenerate: Degenerate,
+    /// Particles the swept check moved.
+    swept: u64,
+    /// Free particles deep in a mesh collider and in no analytic one.
+    mesh_deep: u64,
+}
+
+impl Counts {
+    fn merge(a: Counts, b: Counts) -> Counts {
+        let (x, y) = (a.degenerate, b.degenerate);
+        Counts {
+            degenerate: Degenerate {
+                distance: x.distance + y.distance,
+                bending: x.bending + y.bending,
+                tethers: x.tethers + y.tethers,
+                volume: x.volume + y.volume,
+                self_collision: x.self_collision + y.self_collision,
+            },
+            swept: a.swept + b.swept,
+            mesh_deep: a.mesh_deep + b.mesh_deep,
+        }
+    }
+}
+
+/// Everything one step's team works on, as the stages of the module docs.
+struct Stages<'a> {
+    options: StepOptions,
+    step: TimeStep,
+    iterations: u32,
+    gravity: [f32; 3],
+    time: f64,
+    particles: ParticleArrays<'a>,
+    forces: SharedSlice<'a, Record>,
+    aero: &'a weft_core::aero::AeroModel,
+    pin_targets: &'a [(u32, [f32; 3])],
+    sets: BatchedSets<'a>,
+    volumes: &'a [VolumeConstraint],
+    self_collision: &'a SelfCollision,
+    contacts: self_collide::SharedScratch<'a>,
+    colliders: ContactArrays<'a>,
+    meshes: MeshArrays<'a>,
+}
+
+impl<'a> Stages<'a> {
+    fn new(
+        parts: &'a mut ModelMut<'_>,
+        scratch: &'a mut Scratch,
+        options: &StepOptions,
+        time_step: &TimeStep,
+    ) -> Self {
+        let p = &mut parts.particles;
+        let len = p.positions.len();
+        let particles = ParticleArrays {
+            positions: SharedSlice::new(p.positions),
+            prev: SharedSlice::new(p.prev_positions),
+            velocities: SharedSlice::new(p.velocities),
+            len,
+        };
+        let meshes: &'a [MeshCollider] = &*parts.meshes;
+        Stages {
+            options: *options,
+            step: *time_step,
+            iterations: parts.settings.iterations,
+            gravity: parts.settings.gravity,
+            time: *parts.time,
+            forces: SharedSlice::new(&mut scratch.forces),
+            aero: parts.aero,
+            pin_targets: &scratch.pin_targets,
+            sets: BatchedSets {
+                distance: BatchedSet::new(Distance, parts.distance.lanes_and_lambda_mut(), len),
+                bending: BatchedSet::new(Bending, parts.bending.lanes_and_lambda_mut(), len),
+                tethers: BatchedSet::new(Tether, parts.tethers.lanes_and_lambda_mut(), len),
+            },
+            volumes: &*parts.volumes,
+            self_collision: parts.self_collision,
+            contacts: scratch.self_collision.share(),
+            colliders: ContactArrays {
+                colliders: &scratch.placed,
+                records: particles.positions,
+                prev: particles.prev,
+                depth: SharedSlice::new(&mut scratch.collider_depth),
+                deep: SharedSlice::new(&mut scratch.deep),
+                path: options.path,
+            },
+            meshes: MeshArrays {
+                meshes,
+                poses: &scratch.mesh_poses,
+                records: particles.positions,
+                prev: particles.prev,
+                depth: SharedSlice::new(&mut scratch.mesh_depth),
+                contacts: SharedSlice::new(&mut scratch.mesh_contacts),
+            },
+            particles,
+        }
+    }
+
+    /// The step, as every thread of the team runs it; this thread's counts.
+    fn run(&self, team: &Team<'_>) -> Counts {
+        let mut counts = Counts::default();
+        self.apply_wind(team); // 1
+        self.predict(team); // 2
+        counts.swept = self.sweep(team); // 3
+        self.reset_and_search(team); // 4
+        for iteration in 0..self.iterations {
+            self.solve_constraints(team, iteration == 0, &mut counts.degenerate); // 5
+            self.project_contacts(team, true);
+        }
+        self.apply_friction(team); // 6
+        self.project_contacts(team, false);
+        if self.options.residual {
+            counts.mesh_deep = self.count_deep(team);
+        }
+        velocity_phase(team, &self.particles, &self.step); // 7
+        counts
+    }
+
+    fn any_collider(&self) -> bool {
+        !self.colliders.colliders.is_empty()
+    }
+
+    fn any_mesh(&self) -> bool {
+        !self.meshes.meshes.is_empty()
+    }
+
+    /// Stage 1: the wind's force on every particle.
+    fn apply_wind(&self, team: &Team<'_>) {
+        if self.forces.len() > 0 {
+            let p = &self.particles;
+            aero::force_phase(team, self.aero, p.positions, p.velocities, self.forces, self.time);
+        }
+    }
+
+    /// Stage 2: the prediction, then the following pins.
+    fn predict(&self, team: &Team<'_>) {
+        predict_phase(team, &self.particles, self.gravity, self.forces, &self.step);
+        if !self.pin_targets.is_empty() {
+            team.for_each(1, |phase, _| {
+                for &(i, x) in self.pin_targets {
+                    let i = i as usize;
+                    // SAFETY: one work item in this phase, so one thread, and nothing else
+                    // touches the positions in it.
+                    let r = &mut unsafe { self.particles.positions.write(phase, i..i + 1) }[0];
+                    *r = [x[0], x[1], x[2], r[3]];
+                }
+            });
+        }
+    }
+
+    /// Stage 3: the swept check against the analytic colliders; the particles it moved.
+    fn sweep(&self, team: &Team<'_>) -> u64 {
+        if self.any_collider() { self.colliders.sweep_phase(team) } else { 0 }
+    }
+
+    /// Stage 4: `λ := 0`, and the contacts of the step found.
+    fn reset_and_search(&self, team: &Team<'_>) {
+        let sets = &self.sets;
+        sets.distance.reset(team);
+        sets.bending.reset(team);
+        sets.tethers.reset(team);
+        self_collide::search_phases(team, self.self_collision, self.contacts, self.particles.positions);
+        if self.any_mesh() {
+            self.meshes.search_phase(team);
+        }
+    }
+
+    /// Stage 5: one iteration over every constraint kind, adding this thread's degenerate
+    /// projections to `d`.
+    fn solve_constraints(&self, team: &Team<'_>, first: bool, d: &mut Degenerate) {
+        let (sets, p, step, path) = (&self.sets, &self.particles, &self.step, self.options.path);
+        d.distance += sets.distance.solve(team, p, step, path);
+        d.bending += sets.bending.solve(team, p, step, path);
+        d.tethers += sets.tethers.solve(team, p, step, path);
+        d.volume += volume::solve_phases(team, self.volumes, p.positions, step, first);
+        d.self_collision +=
+            self_collide::solve_phases(team, self.self_collision, self.contacts, p.positions, p.prev);
+    }
+
+    /// One contact projection against every collider, then every mesh collider; the pushes are
+    /// added to the depths if `accumulate`.
+    fn project_contacts(&self, team: &Team<'_>, accumulate: bool) {
+        if self.any_collider() {
+            self.colliders.contact_phase(team, accumulate);
+        }
+        if self.any_mesh() {
+            self.meshes.contact_phase(team, accumulate);
+        }
+    }
+
+    /// Stage 6: friction against the colliders, then the mesh colliders.
+    fn apply_friction(&self, team: &Team<'_>) {
+        if self.any_collider() {
+            self.colliders.friction_phase(team);
+        }
+        if self.any_mesh() {
+            self.meshes.friction_phase(team);
+        }
+    }
+
+    /// Free particles deep in a collider, into the per-chunk counts; returns this thread's count
+    /// of those deep in a mesh collider and in no analytic one (so none counts twice).
+    fn count_deep(&self, team: &Team<'_>) -> u64 {
+        if self.any_collider() {
+            self.colliders.deep_phase(team);
+        }
+        if !self.any_mesh() {
+            return 0;
+        }
+        let placed = self.colliders.colliders;
+        let deep_elsewhere = |p: [f32; 3]| placed.iter().any(|c| collide::is_deep::<f32>(c, p, 1.0));
+        self.meshes.deep_phase(team, &deep_elsewhere)
+    }
+}
