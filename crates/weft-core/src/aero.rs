@@ -25,7 +25,7 @@
 //!
 //! The wind is the same everywhere: a velocity keyed over time ([`wind_at`]).
 
-use crate::builder::ClothContext;
+use crate::cloth::ClothContext;
 use crate::error::{BuildError, Rule, widen};
 use crate::settings::{SimSettings, WindKey};
 use crate::topology::triangle_area;

@@ -56,7 +56,7 @@
 //! empty); tag 0.
 
 use crate::batches::{BatchLanes, Batches, Packed};
-use crate::builder::ClothContext;
+use crate::cloth::ClothContext;
 use crate::distance;
 use crate::error::{BuildError, Rule, widen};
 use crate::topology::triangle_area;

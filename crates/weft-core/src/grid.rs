@@ -4,7 +4,7 @@
 //! `origin + i·du·U + j·dv·V`, where `U`, `V` are the unit axes of the grid's plane and
 //! `du = width/(nu − 1)`, `dv = height/(nv − 1)`.
 
-use crate::builder::{ClothDesc, EdgeSet, MassSpec};
+use crate::cloth::{ClothDesc, EdgeSet, MassSpec};
 use crate::error::Rule;
 use crate::limits::{Limits, RAISE_HINT};
 use crate::units::Elasticity;

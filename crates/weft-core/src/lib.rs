@@ -12,6 +12,7 @@
 //!   [`tether`]: long-range attachments; [`volume`]: pressure of closed cloths; [`aero`]: drag
 //!   and lift in the wind.
 //! * [`colouring`]: deterministic greedy colouring and SIMD batch packing, with its invariant.
+//! * [`cloth`]: [`ClothDesc`], a cloth as a scene describes it;
 //! * [`builder`]: [`ModelBuilder`] checks every rule of the bad-input policy and returns
 //!   [`BuildError`]s naming the cloth, field and index.
 //! * [`grid`], [`topology`]: grid generation and edges from triangles.
@@ -23,6 +24,7 @@ pub mod aero;
 pub mod batches;
 pub mod bending;
 pub mod builder;
+pub mod cloth;
 pub mod collider;
 pub mod colouring;
 pub mod distance;
@@ -44,7 +46,8 @@ pub mod topology;
 pub mod units;
 pub mod volume;
 
-pub use builder::{ClothDesc, EdgeSet, MassSpec, ModelBuilder, NonManifold};
+pub use builder::ModelBuilder;
+pub use cloth::{ClothDesc, EdgeSet, MassSpec, NonManifold};
 pub use error::{BuildError, Rule};
 pub use model::Model;
 pub use settings::{SimSettings, TimeStep};

@@ -34,7 +34,7 @@ use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
 use crate::batches::{BatchLanes, Batches, Packed};
-use crate::builder::ClothContext;
+use crate::cloth::ClothContext;
 use crate::error::{BuildError, Rule, widen};
 use crate::units::Elasticity;
 

@@ -32,7 +32,7 @@
 use std::ops::Range;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use crate::builder::ClothContext;
+use crate::cloth::ClothContext;
 use crate::error::{BuildError, Rule, widen};
 use crate::units::Elasticity;
 

@@ -1,0 +1,466 @@
+//! [`ModelBuilder`]: validates cloths against every rule of the bad-input policy and builds a
+//! [`Model`].
+//!
+//! Adding a cloth runs its checks by concern, each in its own module: the name, then the
+//! particles, triangles and pins (`particles`), the masses (`masses`), the distance
+//! constraints from the edge lists (`edges`), the other constraint kinds (each from its kind
+//! module, given a `ClothContext`), the resource limits and self-collision; only when every
+//! check has passed is anything added.
+//!
+//! ```
+//! use weft_core::builder::{ClothDesc, EdgeSet, MassSpec, ModelBuilder};
+//! use weft_core::limits::Limits;
+//! use weft_core::settings::SimSettings;
+//! use weft_core::units::{Compliance, Elasticity};
+//!
+//! // The seed's worked example: one end pinned, 1 kg at 2 m, rest length 1 m.
+//! let settings = SimSettings { fps: 10.0, substeps: 1, iterations: 1, gravity: [0.0; 3], ..Default::default() };
+//! let mut builder = ModelBuilder::new(settings, Limits::default()).unwrap();
+//! builder.add_cloth(&ClothDesc {
+//!     name: "seed".into(),
+//!     positions: vec![[0.0, 0.0, 0.0], [2.0, 0.0, 0.0]],
+//!     mass: MassSpec::ParticleMass(1.0),
+//!     edge_sets: vec![EdgeSet {
+//!         edges: vec![[0, 1]],
+//!         rest_lengths: Some(vec![1.0]),
+//!         elasticity: Elasticity::Compliance(Compliance::new(0.01).unwrap()),
+//!         ..EdgeSet::stretch()
+//!     }],
+//!     pins: vec![0],
+//!     ..ClothDesc::default()
+//! }).unwrap();
+//! let model = builder.build().unwrap();
+//! assert_eq!(model.report().stretch, 1);
+//! assert_eq!(model.particles().inv_mass(), &[0.0, 1.0]);
+//! ```
+
+mod edges;
+mod masses;
+mod particles;
+
+use crate::aero::AeroModel;
+use crate::batches::Packed;
+use crate::bending::BendingBatches;
+use crate::cloth::{ClothContext, ClothErrors};
+pub use crate::cloth::{ClothDesc, EdgeSet, MassSpec, NonManifold};
+use crate::collider::{Collider, ColliderDesc};
+use crate::distance::{DistanceBatches, DistanceConstraint, DistanceKind};
+use crate::error::{BuildError, ClothRef, Location, Rule};
+use crate::follow::{FollowDesc, Followers, Leader};
+use crate::limits::{Limits, RAISE_HINT};
+use crate::mesh_collider::{MeshCollider, MeshColliderDesc};
+use crate::model::{BuildReport, ClothInfo, Model, SetReport};
+use crate::settings::SimSettings;
+use crate::tether::TetherBatches;
+use crate::volume::VolumeConstraint;
+
+/// A cloth whose pins follow something, until [`ModelBuilder::build`] resolves it.
+#[derive(Debug, Clone)]
+struct Follow {
+    /// The cloth's position in the scene.
+    ordinal: usize,
+    /// The cloth's name.
+    name: String,
+    /// Its pins: global particle index, rest position in m.
+    pins: Vec<(u32, [f32; 3])>,
+    /// What they follow.
+    what: FollowDesc,
+}
+
+/// Builds a [`Model`] from cloths, checking every rule on the way in.
+#[derive(Debug, Clone)]
+pub struct ModelBuilder {
+    settings: SimSettings,
+    limits: Limits,
+    positions: Vec<[f32; 3]>,
+    velocities: Vec<[f32; 3]>,
+    inv_mass: Vec<f32>,
+    constraints: Vec<DistanceConstraint>,
+    bending: Vec<Packed<4, 3>>,
+    tethers: Vec<Packed<2, 2>>,
+    volumes: Vec<VolumeConstraint>,
+    aero: Vec<crate::aero::AeroTriangle>,
+    cloths: Vec<ClothInfo>,
+    colliders: Vec<Collider>,
+    meshes: Vec<MeshCollider>,
+    /// Cloths whose pins follow something.
+    follows: Vec<Follow>,
+    self_collision: crate::self_collision::SelfCollision,
+    dropped_pinned: usize,
+}
+
+impl ModelBuilder {
+    /// A builder for a scene with these settings (validated here) and resource limits.
+    pub fn new(settings: SimSettings, limits: Limits) -> Result<Self, BuildError> {
+        settings.validate()?;
+        let steps = settings.frames as u64 * settings.substeps as u64;
+        if steps > limits.max_steps {
+            return Err(BuildError::new(
+                Location::setting("frames"),
+                Rule::TooLarge {
+                    what: "frames × substeps time steps",
+                    requested: steps,
+                    limit: limits.max_steps,
+                    hint: RAISE_HINT,
+                },
+            ));
+        }
+        Ok(ModelBuilder {
+            settings,
+            limits,
+            positions: Vec::new(),
+            velocities: Vec::new(),
+            inv_mass: Vec::new(),
+            constraints: Vec::new(),
+            bending: Vec::new(),
+            tethers: Vec::new(),
+            volumes: Vec::new(),
+            aero: Vec::new(),
+            cloths: Vec::new(),
+            colliders: Vec::new(),
+            meshes: Vec::new(),
+            follows: Vec::new(),
+            self_collision: Default::default(),
+            dropped_pinned: 0,
+        })
+    }
+
+    /// The settings the model will have.
+    pub fn settings(&self) -> &SimSettings {
+        &self.settings
+    }
+
+    /// The limits in force.
+    pub fn limits(&self) -> &Limits {
+        &self.limits
+    }
+
+    /// Validates `desc` and adds it to the model. On error nothing is added.
+    pub fn add_cloth(&mut self, desc: &ClothDesc) -> Result<&mut Self, BuildError> {
+        let ordinal = self.cloths.len();
+        let e = ClothErrors { ordinal, name: &desc.name };
+        self.check_name(desc, e)?;
+        let particles::Particles { velocities, topology, pinned } =
+            particles::check(desc, self.positions.len(), &self.limits, e)?;
+        let n = desc.positions.len();
+        let inv_mass = masses::inverse_masses(desc, &pinned, e)?;
+        let offset = self.positions.len() as u32;
+        let time_step = self.settings.time_step();
+        let (constraints, dropped) = edges::distance_constraints(desc, &pinned, offset, &time_step, e)?;
+        self.check_constraint_total(self.constraints.len() as u64 + constraints.len() as u64, e)?;
+
+        // The other constraint kinds, each from its own module.
+        let local: Vec<DistanceConstraint> = constraints
+            .iter()
+            .map(|c| DistanceConstraint { particles: c.particles.map(|p| p - offset), ..*c })
+            .collect();
+        let ctx = ClothContext {
+            desc,
+            ordinal,
+            offset,
+            pinned: &pinned,
+            time_step,
+            topology: &topology,
+            distance: &local,
+        };
+        let bending = crate::bending::build(&ctx)?;
+        let tethers = crate::tether::build(&ctx)?;
+        let volume = crate::volume::build(&ctx)?;
+        let aero = crate::aero::build(&ctx)?;
+        let total = self.constraints.len() as u64
+            + constraints.len() as u64
+            + (self.bending.len() + bending.len() + self.tethers.len() + tethers.len()) as u64;
+        self.check_constraint_total(total, e)?;
+
+        let self_collision = self.self_collision.prepare(
+            &desc.positions,
+            desc.self_collision.as_ref(),
+            self.limits.max_constraints,
+            |field, rule| e.at(field, None, rule),
+        )?;
+
+        // Everything holds: commit.
+        self.self_collision.commit(self_collision);
+        self.bending.extend(bending);
+        self.tethers.extend(tethers);
+        self.volumes.extend(volume);
+        self.aero.extend(aero);
+        let start = self.positions.len();
+        self.positions.extend_from_slice(&desc.positions);
+        self.velocities.extend_from_slice(&velocities);
+        self.inv_mass.extend_from_slice(&inv_mass);
+        self.constraints.extend(constraints);
+        self.dropped_pinned += dropped;
+        if let Some(follow) = &desc.follow {
+            let pins: Vec<(u32, [f32; 3])> =
+                (0..n).filter(|&i| pinned[i]).map(|i| ((start + i) as u32, desc.positions[i])).collect();
+            self.follows.push(Follow { ordinal, name: desc.name.clone(), pins, what: follow.clone() });
+        }
+        self.cloths.push(ClothInfo {
+            name: desc.name.clone(),
+            particles: start..start + n,
+            triangles: desc.triangles.clone(),
+            uvs: desc.uvs.clone(),
+        });
+        Ok(self)
+    }
+
+    /// A cloth's name: letters, digits, `-`, `_`, `.`, not starting with `.`, unique in the
+    /// scene (cache files are named after it).
+    fn check_name(&self, desc: &ClothDesc, e: ClothErrors<'_>) -> Result<(), BuildError> {
+        let name = &desc.name;
+        let name_ok = !name.is_empty()
+            && !name.starts_with('.')
+            && name.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'));
+        if !name_ok {
+            return Err(e.at("name", None, Rule::BadName { name: name.clone() }));
+        }
+        if let Some(first) = self.cloths.iter().position(|c| &c.name == name) {
+            return Err(e.at("name", None, Rule::DuplicateName { name: name.clone(), first }));
+        }
+        Ok(())
+    }
+
+    /// `Ok` if a scene of `requested` constraints is within the limits.
+    fn check_constraint_total(&self, requested: u64, e: ClothErrors<'_>) -> Result<(), BuildError> {
+        if requested > self.limits.max_constraints {
+            return Err(e.at(
+                "edges",
+                None,
+                Rule::TooLarge {
+                    what: "constraints in the scene",
+                    requested,
+                    limit: self.limits.max_constraints,
+                    hint: RAISE_HINT,
+                },
+            ));
+        }
+        Ok(())
+    }
+
+    /// Validates a collider and adds it to the model. An error names the collider by its position
+    /// (`collider[N]`) and the rule; a scene reader checks [`ColliderDesc::validate`] first to name
+    /// the key.
+    pub fn add_collider(&mut self, desc: &ColliderDesc) -> Result<&mut Self, BuildError> {
+        let collider =
+            Collider::new(desc).map_err(|e| crate::collider::build_error(self.colliders.len(), e))?;
+        self.colliders.push(collider);
+        Ok(self)
+    }
+
+    /// Validates a triangle-mesh collider and adds it to the model (after the analytic ones in
+    /// contact order). An error names it by its position (`mesh_collider[N]`) and the rule.
+    pub fn add_mesh_collider(&mut self, desc: &MeshColliderDesc) -> Result<&mut Self, BuildError> {
+        let mesh = MeshCollider::new(desc).map_err(|e| {
+            BuildError::new(
+                Location { cloth: None, field: "mesh_collider", index: Some(self.meshes.len()) },
+                e.rule,
+            )
+        })?;
+        self.meshes.push(mesh);
+        Ok(self)
+    }
+
+    /// The following pins of every cloth whose `follow` is set, resolved against the colliders.
+    fn followers(&self) -> Result<Followers, BuildError> {
+        let mut followers = Followers::default();
+        for Follow { ordinal, name, pins, what: follow } in &self.follows {
+            let error = |rule| {
+                BuildError::new(
+                    Location {
+                        cloth: Some(ClothRef { ordinal: *ordinal, name: name.clone() }),
+                        field: "follow",
+                        index: None,
+                    },
+                    rule,
+                )
+            };
+            let keys;
+            let leader = match follow {
+                FollowDesc::Keys(k) => {
+                    crate::collider::validate_keys(k).map_err(|e| error(e.rule))?;
+                    keys = crate::collider::normalised_keys(k);
+                    Leader::Keys(&keys)
+                }
+                FollowDesc::Collider(target) => {
+                    if let Some(c) = self.colliders.iter().find(|c| &c.name == target) {
+                        Leader::Keys(&c.keys)
+                    } else if let Some(i) = self.meshes.iter().position(|m| &m.name == target) {
+                        Leader::Mesh(i, &self.meshes[i])
+                    } else {
+                        return Err(error(Rule::UnknownCollider { name: target.clone() }));
+                    }
+                }
+            };
+            if !followers.add(pins, leader) {
+                return Err(error(Rule::MissingPrerequisite {
+                    feature: "following a mesh",
+                    needs: "a triangle of non-zero area",
+                }));
+            }
+        }
+        Ok(followers)
+    }
+
+    /// Colours the constraints and builds the model. Fails if no cloth was added, or if a cloth's
+    /// pins follow a collider that is not there.
+    pub fn build(self) -> Result<Model, BuildError> {
+        if self.cloths.is_empty() {
+            return Err(BuildError::new(Location::setting("cloth"), Rule::NoCloth));
+        }
+        let followers = self.followers()?;
+        let free: Vec<bool> = self.inv_mass.iter().map(|&w| w > 0.0).collect();
+        let particles = crate::particles::Particles::new(&self.positions, &self.velocities, &self.inv_mass);
+        let packed: Vec<_> = self.constraints.iter().map(DistanceConstraint::packed).collect();
+        let distance = DistanceBatches::new(&packed, &free);
+        let bending = BendingBatches::new(&self.bending, &free);
+        let tethers = TetherBatches::new(&self.tethers, &free);
+        let aero = AeroModel::new(&self.aero, &self.settings, particles.len());
+        let count = |k| self.constraints.iter().filter(|c| c.kind == k).count();
+        let report = BuildReport {
+            particles: particles.len(),
+            pinned: free.iter().filter(|&&f| !f).count(),
+            stretch: count(DistanceKind::Stretch),
+            shear: count(DistanceKind::Shear),
+            dropped_pinned: self.dropped_pinned,
+            distance: SetReport::of(&distance),
+            bending: SetReport::of(&bending),
+            tethers: SetReport::of(&tethers),
+            volumes: self.volumes.len(),
+            aero_triangles: aero.triangles.len(),
+            colliders: self.colliders.len(),
+            mesh_colliders: self.meshes.len(),
+            following_pins: followers.len(),
+        };
+        Ok(Model {
+            settings: self.settings,
+            particles,
+            distance,
+            bending,
+            tethers,
+            volumes: self.volumes,
+            aero,
+            colliders: self.colliders,
+            meshes: self.meshes,
+            followers,
+            self_collision: self.self_collision,
+            cloths: self.cloths,
+            report,
+            time: 0.0,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::units::{Compliance, Elasticity, Stiffness};
+
+    fn settings() -> SimSettings {
+        SimSettings { fps: 10.0, substeps: 1, iterations: 1, gravity: [0.0; 3], ..Default::default() }
+    }
+
+    fn two() -> ClothDesc {
+        ClothDesc {
+            name: "c".into(),
+            positions: vec![[0.0; 3], [1.0, 0.0, 0.0], [0.0, 1.0, 0.0]],
+            edge_sets: vec![EdgeSet { edges: vec![[0, 1]], ..EdgeSet::stretch() }],
+            ..ClothDesc::default()
+        }
+    }
+
+    fn fails(desc: ClothDesc) -> BuildError {
+        let mut b = ModelBuilder::new(settings(), Limits::default()).unwrap();
+        b.add_cloth(&desc).unwrap_err()
+    }
+
+    #[test]
+    fn each_rule_names_its_place() {
+        let e = fails(ClothDesc { positions: vec![], ..two() });
+        assert_eq!(e.rule, Rule::NoParticles);
+        let e = fails(ClothDesc { positions: vec![[0.0; 3], [f32::NAN, 0.0, 0.0]], ..two() });
+        assert_eq!((e.location.field, e.location.index), ("positions", Some(1)));
+        let e = fails(ClothDesc { pins: vec![7], ..two() });
+        assert_eq!(e.rule, Rule::IndexOutOfRange { index: 7, len: 3 });
+        let e = fails(ClothDesc { mass: MassSpec::ParticleMass(-1.0), ..two() });
+        assert_eq!(e.location.field, "particle_mass");
+        let e = fails(ClothDesc { mass: MassSpec::Density(1.0), ..two() });
+        assert_eq!(e.rule, Rule::DensityWithoutTriangles);
+        let mut d = two();
+        d.edge_sets[0].edges = vec![[0, 1], [2, 2]];
+        assert_eq!(fails(d).rule, Rule::SelfEdge { particle: 2 });
+        let mut d = two();
+        d.edge_sets[0].edges = vec![[0, 1], [1, 0]];
+        assert!(matches!(fails(d).rule, Rule::DuplicateEdge { first: 0, .. }));
+        let mut d = two();
+        d.edge_sets[0].rest_lengths = Some(vec![1.0, 2.0]);
+        assert!(matches!(fails(d).rule, Rule::LengthMismatch { len: 2, expected: 1, .. }));
+        let mut d = two();
+        d.edge_sets[0].rest_lengths = Some(vec![0.0]);
+        assert!(matches!(fails(d).rule, Rule::NotPositive { .. }));
+        let mut d = two();
+        d.positions[1] = [0.0; 3];
+        assert!(matches!(fails(d).rule, Rule::CoincidentParticles { a: 0, b: 1, .. }));
+        let mut d = two();
+        d.edge_sets[0].damping = -1.0;
+        assert_eq!(fails(d).location.field, "stretch_damping");
+        let mut d = two();
+        d.edge_sets[0].elasticity = Elasticity::Compliance(Compliance::new(f32::MAX).unwrap());
+        assert!(matches!(fails(d).rule, Rule::TooLargeForTimeStep { .. }));
+        assert!(matches!(fails(ClothDesc { name: "a/b".into(), ..two() }).rule, Rule::BadName { .. }));
+    }
+
+    #[test]
+    fn zero_area_triangles_are_named_when_they_leave_a_particle_without_mass() {
+        let mut d = ClothDesc { mass: MassSpec::Density(1.0), triangles: vec![[0, 1, 2]], ..two() };
+        d.positions[2] = [2.0, 0.0, 0.0];
+        let e = fails(d);
+        assert_eq!((e.location.field, e.location.index), ("triangles", Some(0)));
+        assert!(matches!(e.rule, Rule::ZeroAreaTriangle { a: 0, b: 1, c: 2, .. }), "{e}");
+        let e = fails(ClothDesc { mass: MassSpec::Density(-0.2), triangles: vec![[0, 1, 2]], ..two() });
+        assert_eq!(e.to_string(), "cloth 'c': density: -0.2 must be greater than zero");
+    }
+
+    #[test]
+    fn density_lumps_triangle_mass() {
+        let mut b = ModelBuilder::new(settings(), Limits::default()).unwrap();
+        b.add_cloth(&ClothDesc { mass: MassSpec::Density(3.0), triangles: vec![[0, 1, 2]], ..two() })
+            .unwrap();
+        let m = b.build().unwrap();
+        // Area 0.5 m² × 3 kg/m² = 1.5 kg, 0.5 kg per corner.
+        assert_eq!(m.particles().inv_mass(), &[2.0, 2.0, 2.0]);
+    }
+
+    #[test]
+    fn pinned_pairs_are_dropped_and_counted() {
+        let mut b = ModelBuilder::new(settings(), Limits::default()).unwrap();
+        let mut d = two();
+        d.edge_sets[0].edges = vec![[0, 1], [1, 2]];
+        d.edge_sets[0].elasticity = Elasticity::Stiffness(Stiffness::new(50.0).unwrap());
+        d.pins = vec![0, 1, 1];
+        b.add_cloth(&d).unwrap();
+        let m = b.build().unwrap();
+        assert_eq!(m.report().dropped_pinned, 1);
+        assert_eq!(m.report().stretch, 1);
+        assert_eq!(m.report().pinned, 2);
+    }
+
+    #[test]
+    fn duplicate_names_and_empty_scenes() {
+        let mut b = ModelBuilder::new(settings(), Limits::default()).unwrap();
+        b.add_cloth(&two()).unwrap();
+        assert!(matches!(b.add_cloth(&two()).unwrap_err().rule, Rule::DuplicateName { first: 0, .. }));
+        let empty = ModelBuilder::new(settings(), Limits::default()).unwrap();
+        assert_eq!(empty.build().unwrap_err().rule, Rule::NoCloth);
+    }
+
+    #[test]
+    fn limits_refuse_big_requests() {
+        let limits = Limits { max_particles: 2, ..Limits::default() };
+        let mut b = ModelBuilder::new(settings(), limits).unwrap();
+        assert!(matches!(b.add_cloth(&two()).unwrap_err().rule, Rule::TooLarge { .. }));
+        let limits = Limits { max_steps: 5, ..Limits::default() };
+        let s = SimSettings { frames: 10, ..settings() };
+        assert!(matches!(ModelBuilder::new(s, limits).unwrap_err().rule, Rule::TooLarge { .. }));
+    }
+}
