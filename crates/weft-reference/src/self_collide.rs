@@ -78,46 +78,48 @@ impl Set {
             .collect();
     }
 
-    /// Projects every contact once, all together; returns the degenerate contacts.
+    /// What the pair `(i, j)` does to particle `i` (module docs).
+    fn contact(&self, i: usize, j: usize, particles: &[Particle]) -> Contact {
+        let (a, b) = (&particles[i], &particles[j]);
+        let d = self.thickness[i].max(self.thickness[j]);
+        let r = a.position - b.position;
+        let r2 = r.length_squared();
+        let distance = r2.sqrt();
+        // Touching: closer than `d`, both squared and not (so a NaN distance never touches).
+        if !(r2 < d * d && distance < d) {
+            return Contact::Apart;
+        }
+        if distance <= MIN_LENGTH || distance.is_nan() {
+            return Contact::Degenerate;
+        }
+        let n = r * (1.0 / distance);
+        let penetration = d - distance;
+        let slip = (a.position - a.prev_position) - (b.position - b.prev_position);
+        let tangential = slip - n * slip.dot(n);
+        let length = tangential.length_squared().sqrt();
+        let limit = self.friction[i].max(self.friction[j]) * penetration;
+        let kept = if length > limit { tangential * (limit / length) } else { tangential };
+        Contact::Push((n * penetration - kept) * (a.inv_mass / (a.inv_mass + b.inv_mass)))
+    }
+
+    /// Projects every contact once, all together (Jacobi); returns the degenerate contacts.
     pub(crate) fn project_all(&self, particles: &mut [Particle]) -> u64 {
         let mut degenerate = 0;
         let mut moves = Vec::with_capacity(self.members.len());
         for (&i, neighbours) in self.members.iter().zip(&self.neighbours) {
-            let a = &particles[i];
-            let mut sum = Vec3::ZERO;
-            let mut active = 0u32;
+            let (mut sum, mut pushes) = (Vec3::ZERO, 0u32);
             for &j in neighbours {
-                let b = &particles[j];
-                let d = self.thickness[i].max(self.thickness[j]);
-                let r = a.position - b.position;
-                let r2 = r.dot(r);
-                // The common case, a neighbour not in contact, needs no square root.
-                let near = r2 < d * d;
-                if !near {
-                    continue;
+                match self.contact(i, j, particles) {
+                    Contact::Apart => {}
+                    Contact::Degenerate => degenerate += 1,
+                    Contact::Push(dx) => {
+                        sum += dx;
+                        pushes += 1;
+                    }
                 }
-                let dist = r2.sqrt();
-                // Written so that NaN distances count as neither in contact nor usable.
-                let (in_contact, has_normal) = (dist < d, dist > MIN_LENGTH);
-                if !in_contact {
-                    continue;
-                }
-                if !has_normal {
-                    degenerate += 1;
-                    continue;
-                }
-                let n = r * (1.0 / dist);
-                let penetration = d - dist;
-                let slip = (a.position - a.prev_position) - (b.position - b.prev_position);
-                let tangential = slip - n * slip.dot(n);
-                let length = tangential.dot(tangential).sqrt();
-                let limit = self.friction[i].max(self.friction[j]) * penetration;
-                let friction = if length > limit { tangential * (limit / length) } else { tangential };
-                sum += (n * penetration - friction) * (a.inv_mass / (a.inv_mass + b.inv_mass));
-                active += 1;
             }
-            if active > 0 {
-                moves.push((i, sum * (RELAXATION / active as f32)));
+            if pushes > 0 {
+                moves.push((i, sum * (RELAXATION / pushes as f32)));
             }
         }
         for (i, dx) in moves {
@@ -125,4 +127,14 @@ impl Set {
         }
         degenerate
     }
+}
+
+/// What one neighbour does to a particle in a projection.
+enum Contact {
+    /// Not touching.
+    Apart,
+    /// Touching, but closer than [`MIN_LENGTH`]: no normal.
+    Degenerate,
+    /// The push (m), before the division by the number of pushes.
+    Push(Vec3),
 }
