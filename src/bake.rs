@@ -66,7 +66,7 @@ pub const STATS_FILE: &str = "stats.csv";
 /// non-adjacent triangle pairs (within each cloth and between cloths), and the largest stretch of
 /// a stretch edge, `|x_a − x_b|/L − 1` (0.01 = 1 % longer than at rest; 0 if none is longer).
 /// Last, the free particles deeper in a collider than half its thickness after the frame
-/// ([`weft_kernels::collide`]; 0 without colliders).
+/// ([`weft_kernels::collider`]; 0 without colliders).
 pub const STATS_HEADER: &str = "frame,time_s,degenerate,distance_max_abs_c_m,distance_mean_abs_c_m,\
 distance_max_strain,bending_max_abs_c_rad,bending_mean_abs_c_rad,tether_max_excess_m,volume_max_rel_error,\
 intersecting_triangle_pairs,max_stretch,collider_deep_particles";

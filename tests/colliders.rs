@@ -312,7 +312,7 @@ fn a_fast_ball_pushes_a_curtain_instead_of_tunnelling() {
 /// the ball passes it); with the check first it is stopped on the ball's front (z ≥ radius).
 #[test]
 fn the_swept_check_is_what_stops_the_coarse_sweep_tunnelling() {
-    use weft_kernels::collide::{project_contacts, sweep_contacts};
+    use weft_kernels::collider::{project_contacts, sweep_contacts};
     let m = model(&sweep(10.0, 1));
     let h = 0.1f32;
     let ball = [m.colliders()[0].placed(0.0, 0.1)];
@@ -393,7 +393,7 @@ thickness = 0.01
 /// `2 − 0.3·9.81·0.25` m/s.
 #[test]
 fn a_particle_sliding_on_a_floor_decelerates_as_before() {
-    use weft_kernels::collide::sweep_contacts;
+    use weft_kernels::collider::sweep_contacts;
     let mut m = model(
         r#"
 [simulation]

@@ -12,7 +12,7 @@
 //! to the surface is below it, and the contact constraint `C = d − thickness ≥ 0` (compliance 0)
 //! pushes it out along the surface normal. Friction is Coulomb's, with a static and a kinetic
 //! coefficient (`≥ 0`, no unit), applied from the particle's tangential displacement relative to
-//! the collider's own motion over the step (see `weft-kernels`' `collide` module).
+//! the collider's own motion over the step (see `weft-kernels`' `collider` module).
 //!
 //! Shapes, in the local frame:
 //!

@@ -9,7 +9,7 @@
 //! that would otherwise push each other apart at rest. The exclusions are stored per particle as
 //! sorted lists (compressed rows), found at build with a uniform grid of cell `d`.
 //!
-//! The solver (`weft-kernels/src/self_collide.rs`, and its twin in `weft-reference`) finds the
+//! The solver (`weft-kernels`' `self_collision` module, and its twin in `weft-reference`) finds the
 //! contacts of each time step and projects them; see there.
 
 use std::collections::HashMap;

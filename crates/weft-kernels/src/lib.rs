@@ -1,38 +1,45 @@
 //! # weft-kernels — the fast path
 //!
 //! XPBD constraint kernels on [`wide::f32x8`] lanes, run colour by colour with the batches of a
-//! colour split across threads by [`rayon`], and the time step that drives them.
+//! colour split across threads, and the time step that drives them.
 //!
-//! * [`lane`]: the [`Real`](lane::Real) trait that every kernel body is written against, so the
-//!   SIMD path and its scalar twin are one source ([`SIMD_WIDTH`] lanes or one).
-//! * [`records`]: particle records in and out of lanes (gather + transpose, transpose + scatter).
-//! * [`distance`]: the distance constraint (stretch, shear); [`bending`]: dihedral angles;
-//!   [`tether`]: long-range attachments; [`volume`]: pressure; [`aero`]: drag and lift.
-//! * [`collide`]: contacts with colliders and their friction, per particle.
-//! * [`integrate`]: prediction and velocity rebuild.
-//! * [`schedule`]: runs a batch plan: blocks in parallel, boundary colours in fixed chunks, the
+//! * [`stepper`]: the time step as a [`Stepper`], which keeps its buffers between steps and runs
+//!   the step as a numbered list of stages on one [`team`] of the pool's threads.
+//! * [`schedule`]: the [`BatchedKind`](schedule::BatchedKind) trait and the one driver for every
+//!   kind solved in colour batches: blocks in parallel, boundary colours in fixed chunks, the
 //!   serial list; the split depends on the scene, so results are bit-identical for any thread
 //!   count.
-//! * [`step`](mod@step): the time step of DESIGN §2, run by one [`team`] of the pool's threads.
+//! * [`distance`] (stretch, shear), [`bending`] (dihedral angles), [`tether`] (long-range
+//!   attachments): the batched kinds, each a kernel body written once for SIMD lanes and for one
+//!   constraint at a time.
+//! * [`volume`] (pressure), [`aero`] (drag and lift), [`self_collision`], [`collider`] (analytic
+//!   colliders and their friction) and [`mesh_collider`] (triangle-mesh colliders): the other
+//!   kinds, each with its own team phases.
+//! * [`integrate`]: prediction and velocity rebuild.
+//! * [`lane`]: the [`Real`](lane::Real) trait that every kernel body is written against, so the
+//!   SIMD path and its scalar twin are one source ([`SIMD_WIDTH`] lanes or one); [`records`]:
+//!   particle records in and out of lanes (gather + transpose, transpose + scatter).
 //! * [`team`]: the pool's threads running a step phase by phase, woken once per step.
-//! * `shared`: `SharedSlice`, a slice several threads reach at disjoint places: the
-//!   crate's only `unsafe` definitions. Its uses (in `schedule`, `integrate`, `collide` and `step`) each state
-//!   the invariant they rely on: the plan invariant checked in `weft-core`, or disjoint chunks
-//!   claimed once per team phase.
+//! * `shared`: `SharedSlice`, a slice the threads of a team reach at disjoint places, through
+//!   borrows that end with the work item of one phase: the crate's only `unsafe` definitions.
+//!   They are called from `schedule`, `stepper`, `integrate`, `aero`, `volume`,
+//!   `self_collision`, `collider` and `mesh_collider`, each call with the rule of its phase
+//!   that makes it sound (the plan invariant checked in `weft-core`, or disjoint chunks claimed
+//!   once per phase).
 //!
-//!  No kernel uses fused multiply-add, so the SIMD path, the
-//! scalar path and builds for different SIMD levels all give the same bits.
+//! No kernel uses fused multiply-add, so the SIMD path, the scalar path and builds for different
+//! SIMD levels all give the same bits.
 
 pub mod aero;
 pub mod bending;
-pub mod collide;
+pub mod collider;
 pub mod distance;
 pub mod integrate;
 pub mod lane;
-pub mod mesh_contact;
+pub mod mesh_collider;
 pub mod records;
 pub mod schedule;
-pub mod self_collide;
+pub mod self_collision;
 mod shared;
 pub mod stats;
 pub mod stepper;

@@ -22,7 +22,7 @@
 //! a run of batches with the kernel variant that fits its lanes (see [`BatchKernel`], whose
 //! `simd` and `scalar` methods are one kernel body instantiated twice) and reads the residual
 //! `|C|` of a batch. Everything else is written once here, for every kind: the team phases of an
-//! iteration ([`solve_phases`]), a standalone solve for benches and tests ([`solve`]) and the
+//! iteration (`solve_phases`), a standalone solve for benches and tests ([`solve`]) and the
 //! residual reduction ([`residual`]). The step runs the kinds through
 //! `crate::stepper::BatchedSets`.
 

@@ -93,11 +93,11 @@ pub struct StepStats {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct ColliderStats {
     /// Free particles deeper in a collider than half its thickness after the step (see
-    /// `crate::collide`), when asked for (with the residuals); `Some(0)` for a scene without
+    /// `crate::collider`), when asked for (with the residuals); `Some(0)` for a scene without
     /// colliders.
     pub deep: Option<u64>,
     /// Particles the swept check moved back to where their path entered an analytic collider
-    /// (see `crate::collide`), summed over the steps accumulated.
+    /// (see `crate::collider`), summed over the steps accumulated.
     pub swept: u64,
 }
 

@@ -8,11 +8,11 @@
 //!    [`crate::integrate`]); pins that follow a path or a collider go to where it is at the end
 //!    of the step (see `weft_core::follow`);
 //! 3. **sweep**: the swept check of the free particles against the colliders (see
-//!    [`crate::collide`]: one that crossed a body or passed its middle during the step goes back
+//!    [`crate::collider`]: one that crossed a body or passed its middle during the step goes back
 //!    to where it entered);
 //! 4. **reset and search**: `λ := 0` for every constraint; the self-collision contacts (see
-//!    [`crate::self_collide`]) and the candidate triangles and sides of the mesh colliders (see
-//!    [`crate::mesh_contact`]) are found at the predicted positions;
+//!    [`crate::self_collision`]) and the candidate triangles and sides of the mesh colliders (see
+//!    [`crate::mesh_collider`]) are found at the predicted positions;
 //! 5. **iterate**, `iterations` times: the batched kinds (distance, bending, tethers) colour by
 //!    colour (see [`crate::schedule`]), volume, self-collision (a Jacobi projection of every
 //!    contact); then contacts with the colliders, each placed at its pose at the end of the
@@ -25,7 +25,7 @@
 //! bit, for any number of threads.
 //!
 //! In steady state a step allocates nothing on a pool of one thread: every buffer lives in the
-//! [`Stepper`] and keeps its capacity (`tests/no_allocation_per_step.rs`). A larger pool is woken
+//! [`Stepper`] and keeps its capacity (`weft-kernels/tests/no_allocation_per_step.rs`). A larger pool is woken
 //! once per step by `rayon::broadcast`, which allocates its jobs, and an animated mesh collider
 //! samples a new pose every step.
 
@@ -42,17 +42,17 @@ use weft_core::settings::TimeStep;
 use weft_core::volume::VolumeConstraint;
 
 use crate::bending::Bending;
-use crate::collide::{self, ContactArrays};
+use crate::collider::{self, ContactArrays};
 use crate::distance::Distance;
 use crate::integrate::{ParticleArrays, particle_chunks, predict_phase, velocity_phase};
-use crate::mesh_contact::{self, ChunkContacts, MeshArrays};
+use crate::mesh_collider::{self, ChunkContacts, MeshArrays};
 use crate::records::Record;
 use crate::schedule::{self, BatchedKind, SolveArrays};
 use crate::shared::SharedSlice;
 use crate::stats::{ColliderStats, KindStats, Residual, StepStats};
 use crate::team::{self, Team};
 use crate::tether::Tether;
-use crate::{KernelPath, aero, self_collide, volume};
+use crate::{KernelPath, aero, self_collision, volume};
 
 /// How to run a step.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -168,7 +168,7 @@ struct Scratch {
     /// Where each following pin goes (particle, m).
     pin_targets: Vec<(u32, [f32; 3])>,
     /// The self-collision grid and contact lists.
-    self_collision: self_collide::Scratch,
+    self_collision: self_collision::Scratch,
 }
 
 /// `v` holding `len` copies of `value`, in its own capacity where it fits.
@@ -191,7 +191,8 @@ impl Scratch {
         self.mesh_poses.extend(parts.meshes.iter_mut().map(|m| m.prepare(t0, t1)));
         let nm = parts.meshes.len();
         refill(&mut self.mesh_depth, len * nm, 0.0);
-        self.mesh_contacts.resize_with(if nm == 0 { 0 } else { mesh_contact::chunks(len) }, Default::default);
+        self.mesh_contacts
+            .resize_with(if nm == 0 { 0 } else { mesh_collider::chunks(len) }, Default::default);
         parts.followers.targets_into(parts.meshes, t1, &mut self.pin_targets);
         self.self_collision.fit(parts.self_collision);
     }
@@ -297,7 +298,7 @@ struct Stages<'a> {
     sets: BatchedSets<'a>,
     volumes: &'a [VolumeConstraint],
     self_collision: &'a SelfCollision,
-    contacts: self_collide::SharedScratch<'a>,
+    contacts: self_collision::SharedScratch<'a>,
     colliders: ContactArrays<'a>,
     meshes: MeshArrays<'a>,
 }
@@ -418,7 +419,7 @@ impl<'a> Stages<'a> {
         sets.distance.reset(team);
         sets.bending.reset(team);
         sets.tethers.reset(team);
-        self_collide::search_phases(team, self.self_collision, self.contacts, self.particles.positions);
+        self_collision::search_phases(team, self.self_collision, self.contacts, self.particles.positions);
         if self.any_mesh() {
             self.meshes.search_phase(team);
         }
@@ -433,7 +434,7 @@ impl<'a> Stages<'a> {
         d.tethers += sets.tethers.solve(team, p, step, path);
         d.volume += volume::solve_phases(team, self.volumes, p.positions, step, first);
         d.self_collision +=
-            self_collide::solve_phases(team, self.self_collision, self.contacts, p.positions, p.prev);
+            self_collision::solve_phases(team, self.self_collision, self.contacts, p.positions, p.prev);
     }
 
     /// One contact projection against every collider, then every mesh collider; the pushes are
@@ -467,7 +468,7 @@ impl<'a> Stages<'a> {
             return 0;
         }
         let placed = self.colliders.colliders;
-        let deep_elsewhere = |p: [f32; 3]| placed.iter().any(|c| collide::is_deep::<f32>(c, p, 1.0));
+        let deep_elsewhere = |p: [f32; 3]| placed.iter().any(|c| collider::is_deep::<f32>(c, p, 1.0));
         self.meshes.deep_phase(team, &deep_elsewhere)
     }
 }

@@ -100,11 +100,11 @@
 
 mod aero;
 mod bending;
-mod collide;
+mod collider;
 mod distance;
-mod mesh_collide;
+mod mesh_collider;
 mod particle;
-mod self_collide;
+mod self_collision;
 mod solver;
 mod tether;
 mod volume;

@@ -34,11 +34,11 @@ pub struct ReferenceSolver {
     /// Triangles in the wind.
     aero: crate::aero::Aero,
     /// Self-collision.
-    self_collision: crate::self_collide::Set,
+    self_collision: crate::self_collision::Set,
     /// Colliders.
-    colliders: crate::collide::Colliders,
+    colliders: crate::collider::Colliders,
     /// Triangle-mesh colliders.
-    meshes: crate::mesh_collide::MeshColliders,
+    meshes: crate::mesh_collider::MeshColliders,
     /// Pins that follow a path or a collider, and the meshes they may follow.
     followers: (weft_core::follow::Followers, Vec<weft_core::mesh_collider::MeshCollider>),
     /// Simulated time in s.
@@ -123,9 +123,9 @@ impl ReferenceSolver {
             tethers: crate::tether::Set::from_model(model),
             volumes: crate::volume::Set::from_model(model),
             aero: crate::aero::Aero::from_model(model),
-            self_collision: crate::self_collide::Set::from_model(model),
-            colliders: crate::collide::Colliders::from_model(model),
-            meshes: crate::mesh_collide::MeshColliders::from_model(model),
+            self_collision: crate::self_collision::Set::from_model(model),
+            colliders: crate::collider::Colliders::from_model(model),
+            meshes: crate::mesh_collider::MeshColliders::from_model(model),
             followers: (model.followers().clone(), model.mesh_colliders().to_vec()),
             time: model.time(),
         }
@@ -136,13 +136,13 @@ impl ReferenceSolver {
     /// 1. Forces: drag and lift of the triangles in the wind, from the state at the start.
     /// 2. Predict: every free particle gets `v += h·(g + w·F)`, `x_prev = x`, `x += h·v`; a
     ///    pinned one only gets `x_prev = x`.
-    /// 3. The swept check against the colliders (see `collide`): a particle that crossed one
+    /// 3. The swept check against the colliders (see `collider`): a particle that crossed one
     ///    or passed its middle during the step goes back to where it entered. Set every `λ` to 0.
     /// 4. `iterations` times, project every constraint in solve order, kind after kind: distance
     ///    (stretch, shear), bending, tethers, volume, then every self-collision contact together
     ///    (Jacobi; the contacts are found once per step, after the `λ` reset).
     ///    Then, in each iteration, every particle's contacts with the colliders, collider by
-    ///    collider (see `collide`), each placed at its pose at the end of the step; after the
+    ///    collider (see `collider`), each placed at its pose at the end of the step; after the
     ///    iterations, collider friction and one more contact pass.
     /// 5. Velocities from the displacement, `v = (x − x_prev)/h`, then `v *= exp(−rate·h)`
     ///    (global velocity damping).

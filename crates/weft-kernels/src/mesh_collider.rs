@@ -1,0 +1,465 @@
+//! Contacts with triangle-mesh colliders (see `weft_core::mesh_collider`), particle by particle,
+//! as team phases.
+//!
+//! Each step, after the prediction, every free particle gets its candidate triangles of every
+//! mesh (the BVH query of [`MeshCollider::candidates`]) and its **side**: with `q` the point of
+//! the candidates closest to `x_prev` on the mesh at the start of the step and `n` the
+//! pseudo-normal there (see `weft_core::mesh_collider`), `side = −1` if `(x_prev − q)·n < 0`,
+//! else `+1`. A particle without
+//! candidates has no contact with that mesh this step.
+//!
+//! In every iteration, with `q` now the closest point of the candidates to `x` on the mesh at the
+//! end of the step, `u = x − q` and `n` the pseudo-normal there:
+//!
+//! ```text
+//! same side  (side·(u·n) ≥ 0):  d = |u|,   normal m =  u/|u|
+//! crossed    (side·(u·n) < 0):  d = −|u|,  normal m = −u/|u|     back to the side it came from
+//! (|u| ≤ MIN_DIRECTION:                     m = side·n)
+//! C = d − thickness ≥ 0,  compliance 0:  x += −C·m where C < 0,  depth += −C
+//! ```
+//!
+//! Friction (after the iterations) is the analytic colliders' Coulomb rule (see
+//! [`crate::collider`]) with the body's motion taken at the contact point: `r = (x − x_prev) −
+//! (q − q₀)`, where `q₀` is the point with `q`'s barycentric coordinates on the triangle at the
+//! start of the step. Then contacts are projected once more without adding to `depth`.
+//!
+//! Closest points: the candidate with the smallest distance, the lowest index on ties; a triangle
+//! whose normal has no length (collapsed) is skipped. There is no SIMD instantiation: each
+//! particle has its own number of candidates, so lanes would diverge; the reference twin is
+//! `weft-reference`'s `mesh_collider`, which tests every triangle.
+
+use std::sync::Arc;
+
+use weft_core::mesh_collider::{MeshCollider, MeshPose, Normals, query_box};
+
+use crate::lane::{V3, add3, dot3, scale3, sub3};
+use crate::records::Record;
+use crate::shared::SharedSlice;
+use crate::team::Team;
+
+/// Particles per work item of a mesh phase: smaller than the other phases' chunks, because
+/// contacts gather where the body is and a chunk's cost is its particles' candidates.
+pub const MESH_CHUNK: usize = 512;
+
+/// Work items (particle chunks) of a mesh phase over `len` particles.
+pub(crate) fn chunks(len: usize) -> usize {
+    len.div_ceil(MESH_CHUNK)
+}
+
+/// Below this length (m) a direction is undefined and the triangle's normal is used instead.
+pub const MIN_DIRECTION: f32 = 1e-12;
+
+/// The squared length (m⁴) under which a triangle's cross product counts as zero: collapsed.
+const MIN_AREA2: f32 = 1e-30;
+
+/// The point of triangle `[a, b, c]` closest to `p`, its barycentric coordinates, and the
+/// feature it lies on: 0–2 a corner, 3–5 the edge from corner `k − 3` to the next, 6 the face
+/// (Ericson, *Real-Time Collision Detection*, 5.1.5; see `weft_core::mesh_collider::Normals`).
+///
+/// ```
+/// use weft_kernels::mesh_collider::closest_point;
+/// let (q, bary, feature) = closest_point([0.25, 1.0, 0.25], [[0.0; 3], [1.0, 0.0, 0.0], [0.0, 0.0, 1.0]]);
+/// assert_eq!((q, bary, feature), ([0.25, 0.0, 0.25], [0.5, 0.25, 0.25], 6));
+/// ```
+pub fn closest_point(p: V3<f32>, [a, b, c]: [V3<f32>; 3]) -> (V3<f32>, [f32; 3], u8) {
+    let (ab, ac, ap) = (sub3(b, a), sub3(c, a), sub3(p, a));
+    let (d1, d2) = (dot3(ab, ap), dot3(ac, ap));
+    if d1 <= 0.0 && d2 <= 0.0 {
+        return (a, [1.0, 0.0, 0.0], 0);
+    }
+    let bp = sub3(p, b);
+    let (d3, d4) = (dot3(ab, bp), dot3(ac, bp));
+    if d3 >= 0.0 && d4 <= d3 {
+        return (b, [0.0, 1.0, 0.0], 1);
+    }
+    let vc = d1 * d4 - d3 * d2;
+    if vc <= 0.0 && d1 >= 0.0 && d3 <= 0.0 {
+        // `d1 − d3` is `|ab|²` in exact arithmetic; taken from the edge, it does not cancel to 0
+        // when `p` is far away.
+        let v = unit_interval(d1 / dot3(ab, ab));
+        return (add3(a, scale3(ab, v)), [1.0 - v, v, 0.0], 3);
+    }
+    let cp = sub3(p, c);
+    let (d5, d6) = (dot3(ab, cp), dot3(ac, cp));
+    if d6 >= 0.0 && d5 <= d6 {
+        return (c, [0.0, 0.0, 1.0], 2);
+    }
+    let vb = d5 * d2 - d1 * d6;
+    if vb <= 0.0 && d2 >= 0.0 && d6 <= 0.0 {
+        let w = unit_interval(d2 / dot3(ac, ac)); // `d2 − d6 = |ac|²`
+        return (add3(a, scale3(ac, w)), [1.0 - w, 0.0, w], 5);
+    }
+    let va = d3 * d6 - d5 * d4;
+    if va <= 0.0 && (d4 - d3) >= 0.0 && (d5 - d6) >= 0.0 {
+        let bc = sub3(c, b);
+        let w = unit_interval((d4 - d3) / dot3(bc, bc)); // `(d4 − d3) + (d5 − d6) = |bc|²`
+        return (add3(b, scale3(bc, w)), [0.0, 1.0 - w, w], 4);
+    }
+    // `va + vb + vc = |ab × ac|²`.
+    let n = [ab[1] * ac[2] - ab[2] * ac[1], ab[2] * ac[0] - ab[0] * ac[2], ab[0] * ac[1] - ab[1] * ac[0]];
+    let area2 = dot3(n, n);
+    if area2.is_nan() || area2 < f32::MIN_POSITIVE {
+        return (a, [1.0, 0.0, 0.0], 0);
+    }
+    let v = unit_interval(vb / area2);
+    let w = (vc / area2).max(0.0).min(1.0 - v);
+    (add3(a, add3(scale3(ab, v), scale3(ac, w))), [1.0 - v - w, v, w], 6)
+}
+
+/// `v` clamped to `[0, 1]`, NaN to 0: far from a triangle, rounding may put a closest point's
+/// coordinates outside their range, or make them 0/0; the point stays on the triangle.
+#[allow(clippy::manual_clamp)] // `clamp` keeps a NaN, which must become 0 here
+fn unit_interval(v: f32) -> f32 {
+    v.max(0.0).min(1.0)
+}
+
+/// The closest point of a mesh's candidate triangles to a particle.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Nearest {
+    /// The closest point, m.
+    pub point: V3<f32>,
+    /// Its barycentric coordinates in `triangle`.
+    pub bary: [f32; 3],
+    /// The triangle.
+    pub triangle: u32,
+    /// The pseudo-normal of the feature the point lies on.
+    pub normal: V3<f32>,
+}
+
+fn corners(vertices: &[[f32; 3]], t: [u32; 3]) -> [V3<f32>; 3] {
+    t.map(|v| vertices[v as usize])
+}
+
+/// The candidate (of `candidates`, triangles of `mesh` over `vertices` with pseudo-normals
+/// `normals`) closest to `x`; `None` if every candidate is collapsed or there is none.
+pub fn nearest(
+    mesh: &MeshCollider,
+    vertices: &[[f32; 3]],
+    normals: &Normals,
+    candidates: &[u32],
+    x: V3<f32>,
+) -> Option<Nearest> {
+    let mut best: Option<(f32, Nearest)> = None;
+    for &t in candidates {
+        let [a, b, c] = corners(vertices, mesh.triangles[t as usize]);
+        let (e1, e2) = (sub3(b, a), sub3(c, a));
+        let cross =
+            [e1[1] * e2[2] - e1[2] * e2[1], e1[2] * e2[0] - e1[0] * e2[2], e1[0] * e2[1] - e1[1] * e2[0]];
+        if dot3(cross, cross) <= MIN_AREA2 {
+            continue;
+        }
+        let (q, bary, feature) = closest_point(x, [a, b, c]);
+        let u = sub3(x, q);
+        let d2 = dot3(u, u);
+        if best.is_none_or(|(b2, _)| d2 < b2) {
+            let normal = normals.of(mesh.triangle_edges(), &mesh.triangles, t as usize, feature);
+            best = Some((d2, Nearest { point: q, bary, triangle: t, normal }));
+        }
+    }
+    best.map(|(_, n)| n)
+}
+
+/// The side (`±1`) of the particle at `prev` relative to the candidates on the mesh at the start
+/// of the step, or 0 without a candidate (module docs).
+pub fn side(mesh: &MeshCollider, pose: &MeshPose, candidates: &[u32], prev: V3<f32>) -> f32 {
+    match nearest(mesh, &pose.start, &pose.start_normals, candidates, prev) {
+        None => 0.0,
+        Some(n) if dot3(sub3(prev, n.point), n.normal) < 0.0 => -1.0,
+        Some(_) => 1.0,
+    }
+}
+
+/// The signed distance (m) of `x` to the mesh at the end of the step, from the particle's side,
+/// and the normal to push along (module docs), with the nearest point; `None` without a
+/// candidate.
+pub fn signed_distance(
+    mesh: &MeshCollider,
+    pose: &MeshPose,
+    candidates: &[u32],
+    side: f32,
+    x: V3<f32>,
+) -> Option<(f32, V3<f32>, Nearest)> {
+    if side == 0.0 {
+        return None;
+    }
+    let n = nearest(mesh, &pose.end, &pose.end_normals, candidates, x)?;
+    let u = sub3(x, n.point);
+    let len = dot3(u, u).sqrt();
+    let same = side * dot3(u, n.normal) >= 0.0;
+    let d = if same { len } else { -len };
+    let m = if len > MIN_DIRECTION {
+        scale3(u, if same { 1.0 / len } else { -1.0 / len })
+    } else {
+        scale3(n.normal, side)
+    };
+    Some((d, m, n))
+}
+
+/// One contact projection of the particle at `x` (free) against `mesh` (its thickness in m):
+/// the new position and the push `−C` (m, 0 without contact).
+pub fn project(
+    mesh: &MeshCollider,
+    pose: &MeshPose,
+    candidates: &[u32],
+    side: f32,
+    x: V3<f32>,
+) -> (V3<f32>, f32) {
+    match signed_distance(mesh, pose, candidates, side, x) {
+        Some((d, m, _)) if d - mesh.thickness < 0.0 => {
+            let push = mesh.thickness - d;
+            (add3(x, scale3(m, push)), push)
+        }
+        _ => (x, 0.0),
+    }
+}
+
+/// Coulomb friction of the particle at `x` (at `prev` at the start of the step) against a mesh
+/// that pushed it by `depth` (m) during the step (module docs); unchanged where `depth ≤ 0`.
+#[allow(clippy::too_many_arguments)]
+pub fn friction(
+    mesh: &MeshCollider,
+    pose: &MeshPose,
+    candidates: &[u32],
+    side: f32,
+    x: V3<f32>,
+    prev: V3<f32>,
+    depth: f32,
+) -> V3<f32> {
+    if depth <= 0.0 {
+        return x;
+    }
+    let Some((_, m, n)) = signed_distance(mesh, pose, candidates, side, x) else {
+        return x;
+    };
+    let mut r = sub3(x, prev);
+    if pose.moving {
+        let [a, b, c] = corners(&pose.start, mesh.triangles[n.triangle as usize]);
+        let q0 = add3(add3(scale3(a, n.bary[0]), scale3(b, n.bary[1])), scale3(c, n.bary[2]));
+        r = sub3(r, sub3(n.point, q0));
+    }
+    let rt = sub3(r, scale3(m, dot3(r, m)));
+    let lt = dot3(rt, rt).sqrt();
+    let k = if lt > mesh.friction.static_coefficient * depth {
+        (mesh.friction.kinetic_coefficient * depth / lt).min(1.0)
+    } else {
+        1.0
+    };
+    sub3(x, scale3(rt, k))
+}
+
+/// Whether a particle at signed distance `d` (m) is deep in a mesh of thickness `thickness`:
+/// below half of it, less the analytic colliders' `DEEP_TOLERANCE`.
+pub fn is_deep(d: f32, thickness: f32) -> bool {
+    d < thickness * 0.5 - crate::collider::DEEP_TOLERANCE
+}
+
+/// The candidates and sides of one chunk of particles, for every mesh.
+#[derive(Debug, Default, Clone)]
+pub(crate) struct ChunkContacts {
+    /// Where each (particle, mesh)'s candidates start in `triangles` (particle-major, one more
+    /// than there are pairs).
+    start: Vec<u32>,
+    /// Candidate triangles.
+    triangles: Vec<u32>,
+    /// Side per (particle, mesh): ±1, or 0 for no contact.
+    side: Vec<f32>,
+}
+
+impl ChunkContacts {
+    fn pair(&self, k: usize) -> (&[u32], f32) {
+        (&self.triangles[self.start[k] as usize..self.start[k + 1] as usize], self.side[k])
+    }
+}
+
+/// The meshes of a step and the arrays a mesh contact phase works on.
+#[derive(Clone, Copy)]
+pub(crate) struct MeshArrays<'a> {
+    /// The meshes (BVHs refit to `poses`).
+    pub(crate) meshes: &'a [MeshCollider],
+    /// Their vertices for this step.
+    pub(crate) poses: &'a [Arc<MeshPose>],
+    /// `[x, y, z, w]` records.
+    pub(crate) records: SharedSlice<'a, Record>,
+    /// `[x, y, z, 0]` at the start of the step; no mesh phase writes them.
+    pub(crate) prev: SharedSlice<'a, Record>,
+    /// Pushes of the step, one per particle and mesh (particle-major).
+    pub(crate) depth: SharedSlice<'a, f32>,
+    /// One entry per particle chunk.
+    pub(crate) contacts: SharedSlice<'a, ChunkContacts>,
+}
+
+fn xyz(r: Record) -> V3<f32> {
+    [r[0], r[1], r[2]]
+}
+
+impl MeshArrays<'_> {
+    /// One team phase over the particle chunks: `f(positions, previous positions, depth,
+    /// contacts)`.
+    fn for_each_chunk(
+        &self,
+        team: &Team<'_>,
+        mut f: impl FnMut(&mut [Record], &[Record], &mut [f32], &mut ChunkContacts),
+    ) {
+        let (len, nm) = (self.records.len(), self.meshes.len());
+        team.for_each(chunks(len), |phase, c| {
+            let range = c * MESH_CHUNK..((c + 1) * MESH_CHUNK).min(len);
+            // SAFETY: each chunk is claimed by one work item per phase; the chunks' particle
+            // ranges (so their depth ranges, `nm` values per particle) and contact entries are
+            // disjoint, during a mesh phase no other code touches records, depths or contacts,
+            // and nothing writes the previous positions.
+            let (x, prev, d, k) = unsafe {
+                (
+                    self.records.write(phase, range.clone()),
+                    &self.prev.read(phase)[range.clone()],
+                    self.depth.write(phase, range.start * nm..range.end * nm),
+                    &mut self.contacts.write(phase, c..c + 1)[0],
+                )
+            };
+            f(x, prev, d, k);
+        });
+    }
+
+    /// Finds every free particle's candidates and side for every mesh (module docs).
+    pub(crate) fn search_phase(&self, team: &Team<'_>) {
+        self.for_each_chunk(team, |x, prev, _, k| {
+            k.start.clear();
+            k.triangles.clear();
+            k.side.clear();
+            k.start.push(0);
+            for (r, p) in x.iter().zip(prev) {
+                let p = xyz(*p);
+                for (mesh, pose) in self.meshes.iter().zip(self.poses) {
+                    let from = k.triangles.len();
+                    if let Some(query) = query_box(p, xyz(*r), mesh.thickness).filter(|_| r[3] > 0.0) {
+                        mesh.candidates(pose, &query, &mut k.triangles);
+                    }
+                    k.side.push(side(mesh, pose, &k.triangles[from..], p));
+                    k.start.push(k.triangles.len() as u32);
+                }
+            }
+        });
+    }
+
+    /// One contact projection of every particle against every mesh, adding the pushes to the
+    /// depths if `accumulate`.
+    pub(crate) fn contact_phase(&self, team: &Team<'_>, accumulate: bool) {
+        let nm = self.meshes.len();
+        self.for_each_chunk(team, |x, _, d, k| {
+            for (i, r) in x.iter_mut().enumerate() {
+                let mut p = xyz(*r);
+                for (j, (mesh, pose)) in self.meshes.iter().zip(self.poses).enumerate() {
+                    let (candidates, side) = k.pair(i * nm + j);
+                    let (moved, push) = project(mesh, pose, candidates, side, p);
+                    p = moved;
+                    if accumulate {
+                        d[i * nm + j] += push;
+                    }
+                }
+                *r = [p[0], p[1], p[2], r[3]];
+            }
+        });
+    }
+
+    /// Friction of every particle against every mesh, from the pushes of the step.
+    pub(crate) fn friction_phase(&self, team: &Team<'_>) {
+        let nm = self.meshes.len();
+        self.for_each_chunk(team, |x, prev, d, k| {
+            for (i, r) in x.iter_mut().enumerate() {
+                let mut p = xyz(*r);
+                for (j, (mesh, pose)) in self.meshes.iter().zip(self.poses).enumerate() {
+                    let (candidates, side) = k.pair(i * nm + j);
+                    p = friction(mesh, pose, candidates, side, p, xyz(prev[i]), d[i * nm + j]);
+                }
+                *r = [p[0], p[1], p[2], r[3]];
+            }
+        });
+    }
+
+    /// The free particles of the chunks this thread takes that are deep in some mesh and for
+    /// which `deep_elsewhere` is false (a sum over threads: the same for any thread count).
+    pub(crate) fn deep_phase(
+        &self,
+        team: &Team<'_>,
+        deep_elsewhere: &(dyn Fn(V3<f32>) -> bool + Sync),
+    ) -> u64 {
+        let nm = self.meshes.len();
+        let mut count = 0;
+        self.for_each_chunk(team, |x, _, _, k| {
+            for (i, r) in x.iter().enumerate() {
+                let p = xyz(*r);
+                let deep = self.meshes.iter().zip(self.poses).enumerate().any(|(j, (mesh, pose))| {
+                    let (candidates, side) = k.pair(i * nm + j);
+                    signed_distance(mesh, pose, candidates, side, p)
+                        .is_some_and(|(d, _, _)| is_deep(d, mesh.thickness))
+                });
+                if deep && r[3] > 0.0 && !deep_elsewhere(p) {
+                    count += 1;
+                }
+            }
+        });
+        count
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use weft_core::mesh_collider::MeshColliderDesc;
+
+    /// A 2 m square in the plane y = 0 (normal +y), two triangles, moved `dy` per second.
+    fn floor(dy: f32, thickness: f32) -> MeshCollider {
+        let frame = vec![[-1.0, 0.0, -1.0], [1.0, 0.0, -1.0], [1.0, 0.0, 1.0], [-1.0, 0.0, 1.0]];
+        let up = frame.iter().map(|v| [v[0], v[1] + dy, v[2]]).collect();
+        MeshCollider::new(&MeshColliderDesc {
+            triangles: vec![[0, 2, 1], [0, 3, 2]],
+            frames: vec![frame, up],
+            frame_interval: 1.0,
+            thickness,
+            ..MeshColliderDesc::default()
+        })
+        .unwrap()
+    }
+
+    #[test]
+    fn a_particle_that_crossed_goes_back_to_its_side() {
+        let mesh = floor(0.0, 0.01);
+        let pose = mesh.sample(0.0, 0.1);
+        let all = [0, 1];
+        // Came from above, predicted 0.2 m below: pushed back above, to the thickness.
+        let s = side(&mesh, &pose, &all, [0.1, 0.05, 0.1]);
+        assert_eq!(s, 1.0);
+        let (x, push) = project(&mesh, &pose, &all, s, [0.1, -0.2, 0.1]);
+        assert!((x[1] - 0.01).abs() < 1e-6 && (push - 0.21).abs() < 1e-6, "{x:?} {push}");
+        // Came from below: kept below.
+        let s = side(&mesh, &pose, &all, [0.1, -0.05, 0.1]);
+        assert_eq!(s, -1.0);
+        let (x, _) = project(&mesh, &pose, &all, s, [0.1, 0.2, 0.1]);
+        assert!((x[1] + 0.01).abs() < 1e-6, "{x:?}");
+        // Far enough: untouched.
+        let (x, push) = project(&mesh, &pose, &all, 1.0, [0.1, 0.5, 0.1]);
+        assert_eq!((x, push), ([0.1, 0.5, 0.1], 0.0));
+    }
+
+    #[test]
+    fn closest_points_far_away_stay_on_the_triangle() {
+        // 9e8 m away (found by the `arbitrary_scene` fuzz target, a mesh of thickness 1e9 m):
+        // Ericson's `d1 / (d1 − d3)` cancelled to 0/0 there.
+        let tri = [[3.5, -1.625, 0.51], [-1e-38, -0.56, -2.375], [-0.05, 2.0, 3.43]];
+        for p in [[-886348300.0, 363437920.0, 286879040.0], [1e10, -1e10, 3e9], [0.3, 0.2, 1e9]] {
+            let (q, bary, _) = closest_point(p, tri);
+            assert!(q.iter().chain(&bary).all(|c| c.is_finite()), "{p:?}: {q:?} {bary:?}");
+            assert!(bary.iter().all(|&b| (-1e-6..=1.0 + 1e-6).contains(&b)), "{bary:?}");
+        }
+    }
+
+    #[test]
+    fn a_rising_floor_carries_a_sticking_particle() {
+        let mut mesh = floor(1.0, 1e-3);
+        mesh.friction.static_coefficient = 1.0;
+        let pose = mesh.sample(0.0, 0.1);
+        // The particle slid 0.01 m along x while the floor rose 0.1 m: friction takes the slide
+        // back (|r_t| = 0.01 ≤ μs·depth).
+        let x = friction(&mesh, &pose, &[0, 1], 1.0, [0.11, 0.101, 0.0], [0.1, 0.001, 0.0], 0.1);
+        assert!((x[0] - 0.1).abs() < 1e-6 && (x[1] - 0.101).abs() < 1e-6, "{x:?}");
+    }
+}
