@@ -41,7 +41,8 @@ pub(crate) fn particle_chunks(len: usize) -> usize {
 ///
 /// A prediction that would make a velocity or position overflow `f32` (a wind of 1e17 m/s, a
 /// force summed over many triangles) is not made: that particle keeps its position and velocity
-/// for this step, so finite input never becomes infinite (and later NaN).
+/// for this step, so finite input never becomes infinite (and later NaN). Returns how many
+/// particles were held so.
 pub fn predict(
     positions: &mut [Record],
     prev: &mut [Record],
@@ -49,7 +50,8 @@ pub fn predict(
     gravity: [f32; 3],
     forces: Option<&[Record]>,
     step: &TimeStep,
-) {
+) -> u64 {
+    let mut held = 0;
     for (k, ((x, xp), v)) in positions.iter_mut().zip(prev).zip(velocities).enumerate() {
         *xp = [x[0], x[1], x[2], 0.0];
         if x[3] > 0.0 {
@@ -62,27 +64,49 @@ pub fn predict(
             if nv.iter().chain(&nx).all(|c| c.is_finite()) {
                 v[..3].copy_from_slice(&nv);
                 x[..3].copy_from_slice(&nx);
+            } else {
+                held += 1;
             }
         }
     }
+    held
 }
 
 /// Velocity rebuild and global damping: `v = ((x − x_prev)/h)·exp(−rate·h)` for every particle.
-pub fn update_velocities(positions: &[Record], prev: &[Record], velocities: &mut [Record], step: &TimeStep) {
+///
+/// A velocity that `f32` cannot hold (a pin carried across half the range of `f32` in one short
+/// step: `(x − x_prev)/h` overflows, and infinity times a damping factor of 0 is NaN) is not
+/// taken: that particle keeps the velocity it had, so finite input never becomes infinite or
+/// NaN. Returns how many particles were held so.
+pub fn update_velocities(
+    positions: &[Record],
+    prev: &[Record],
+    velocities: &mut [Record],
+    step: &TimeStep,
+) -> u64 {
     let (h, scale) = (step.h, step.velocity_scale);
+    let mut held = 0;
     for ((v, x), xp) in velocities.iter_mut().zip(positions).zip(prev) {
-        *v = [(x[0] - xp[0]) / h * scale, (x[1] - xp[1]) / h * scale, (x[2] - xp[2]) / h * scale, 0.0];
+        let nv = [(x[0] - xp[0]) / h * scale, (x[1] - xp[1]) / h * scale, (x[2] - xp[2]) / h * scale, 0.0];
+        if nv.iter().all(|c| c.is_finite()) {
+            *v = nv;
+        } else {
+            held += 1;
+        }
     }
+    held
 }
 
 /// [`predict`] as a team phase; `forces` holds one record per particle (N), or is empty.
+/// Returns the particles this thread held.
 pub(crate) fn predict_phase(
     team: &Team<'_>,
     arrays: &ParticleArrays<'_>,
     gravity: [f32; 3],
     forces: SharedSlice<'_, Record>,
     step: &TimeStep,
-) {
+) -> u64 {
+    let mut held = 0;
     team.for_each(particle_chunks(arrays.len), |phase, c| {
         let range = particle_chunk(c, arrays.len);
         // SAFETY: each chunk is claimed by one work item per phase and the chunks are disjoint;
@@ -96,12 +120,14 @@ pub(crate) fn predict_phase(
                 forces.read(phase),
             )
         };
-        predict(x, xp, v, gravity, (!f.is_empty()).then(|| &f[range]), step)
+        held += predict(x, xp, v, gravity, (!f.is_empty()).then(|| &f[range]), step);
     });
+    held
 }
 
-/// [`update_velocities`] as a team phase.
-pub(crate) fn velocity_phase(team: &Team<'_>, arrays: &ParticleArrays<'_>, step: &TimeStep) {
+/// [`update_velocities`] as a team phase; returns the particles this thread held.
+pub(crate) fn velocity_phase(team: &Team<'_>, arrays: &ParticleArrays<'_>, step: &TimeStep) -> u64 {
+    let mut held = 0;
     team.for_each(particle_chunks(arrays.len), |phase, c| {
         let range = particle_chunk(c, arrays.len);
         // SAFETY: each chunk is claimed by one work item per phase and the chunks are disjoint;
@@ -114,8 +140,9 @@ pub(crate) fn velocity_phase(team: &Team<'_>, arrays: &ParticleArrays<'_>, step:
                 arrays.velocities.write(phase, range),
             )
         };
-        update_velocities(x, xp, v, step)
+        held += update_velocities(x, xp, v, step);
     });
+    held
 }
 
 #[cfg(test)]
@@ -128,11 +155,25 @@ mod tests {
         let mut x = vec![[0.0, 0.0, 0.0, 1.0], [1.0, 0.0, 0.0, 0.0]];
         let mut xp = vec![[0.0; 4]; 2];
         let mut v = vec![[0.0; 4]; 2];
-        predict(&mut x, &mut xp, &mut v, [0.0, -2.0, 0.0], None, &step);
+        assert_eq!(predict(&mut x, &mut xp, &mut v, [0.0, -2.0, 0.0], None, &step), 0);
         assert_eq!(x[0], [0.0, -0.5, 0.0, 1.0]);
         assert_eq!(x[1], [1.0, 0.0, 0.0, 0.0]);
-        update_velocities(&x, &xp, &mut v, &step);
+        assert_eq!(update_velocities(&x, &xp, &mut v, &step), 0);
         assert_eq!(v[0], [0.0, -1.0, 0.0, 0.0]);
         assert_eq!(v[1], [0.0; 4]);
+    }
+
+    #[test]
+    fn a_velocity_f32_cannot_hold_is_not_taken() {
+        // A pin carried from 0 to 1e34 m in a microsecond, with a damping factor of 0: the
+        // velocity would be ∞·0 = NaN. It keeps the velocity it had, and is counted.
+        let step = TimeStep::new(1e-6, 1e30);
+        assert_eq!(step.velocity_scale, 0.0);
+        let x = vec![[1e34, 0.0, 0.0, 0.0], [1.0, 0.0, 0.0, 1.0]];
+        let xp = vec![[0.0; 4], [0.0; 4]];
+        let mut v = vec![[2.0, 0.0, 0.0, 0.0], [5.0, 0.0, 0.0, 0.0]];
+        assert_eq!(update_velocities(&x, &xp, &mut v, &step), 1);
+        assert_eq!(v[0], [2.0, 0.0, 0.0, 0.0]);
+        assert_eq!(v[1], [0.0; 4], "the other is rebuilt (and damped to 0)");
     }
 }

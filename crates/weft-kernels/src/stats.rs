@@ -85,6 +85,10 @@ pub struct StepStats {
     pub self_collision: KindStats,
     /// Contacts with colliders.
     pub colliders: ColliderStats,
+    /// Predictions and velocity rebuilds that would have overflowed `f32` and were not taken
+    /// (the particle kept its state; see `crate::integrate`), summed over the steps
+    /// accumulated.
+    pub held: u64,
     /// Distance constraints left out at build because both their particles are pinned.
     pub dropped_at_build: usize,
 }
@@ -121,6 +125,7 @@ impl StepStats {
             self.colliders.deep = later.colliders.deep;
         }
         self.colliders.swept += later.colliders.swept;
+        self.held += later.held;
         self.self_collision.accumulate(&later.self_collision);
         self.dropped_at_build = later.dropped_at_build;
     }

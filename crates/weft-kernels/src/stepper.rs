@@ -21,6 +21,9 @@
 //!    then one more contact projection;
 //! 7. **velocities**: `v = (x − x_prev)/h`, then global velocity damping.
 //!
+//! A prediction or a velocity that `f32` cannot hold is not taken: the particle keeps its state
+//! (see [`crate::integrate`]) and [`StepStats::held`] counts it.
+//!
 //! Stages with nothing to do (no wind, no collider) cost nothing. The result is the same, bit for
 //! bit, for any number of threads.
 //!
@@ -136,6 +139,7 @@ impl Stepper {
                 deep: self.options.residual.then(|| self.scratch.deep.iter().sum::<u64>() + counts.mesh_deep),
                 swept: counts.swept,
             },
+            held: counts.held,
             dropped_at_build,
         }
     }
@@ -265,6 +269,8 @@ struct Counts {
     swept: u64,
     /// Free particles deep in a mesh collider and in no analytic one.
     mesh_deep: u64,
+    /// Predictions and velocities `f32` could not hold, not taken.
+    held: u64,
 }
 
 impl Counts {
@@ -280,6 +286,7 @@ impl Counts {
             },
             swept: a.swept + b.swept,
             mesh_deep: a.mesh_deep + b.mesh_deep,
+            held: a.held + b.held,
         }
     }
 }
@@ -360,7 +367,7 @@ impl<'a> Stages<'a> {
     fn run(&self, team: &Team<'_>) -> Counts {
         let mut counts = Counts::default();
         self.apply_wind(team); // 1
-        self.predict(team); // 2
+        counts.held = self.predict(team); // 2
         counts.swept = self.sweep(team); // 3
         self.reset_and_search(team); // 4
         for iteration in 0..self.iterations {
@@ -372,7 +379,7 @@ impl<'a> Stages<'a> {
         if self.options.residual {
             counts.mesh_deep = self.count_deep(team);
         }
-        velocity_phase(team, &self.particles, &self.step); // 7
+        counts.held += velocity_phase(team, &self.particles, &self.step); // 7
         counts
     }
 
@@ -392,9 +399,9 @@ impl<'a> Stages<'a> {
         }
     }
 
-    /// Stage 2: the prediction, then the following pins.
-    fn predict(&self, team: &Team<'_>) {
-        predict_phase(team, &self.particles, self.gravity, self.forces, &self.step);
+    /// Stage 2: the prediction, then the following pins; the predictions this thread held.
+    fn predict(&self, team: &Team<'_>) -> u64 {
+        let held = predict_phase(team, &self.particles, self.gravity, self.forces, &self.step);
         if !self.pin_targets.is_empty() {
             team.for_each(1, |phase, _| {
                 for &(i, x) in self.pin_targets {
@@ -406,6 +413,7 @@ impl<'a> Stages<'a> {
                 }
             });
         }
+        held
     }
 
     /// Stage 3: the swept check against the analytic colliders; the particles it moved.

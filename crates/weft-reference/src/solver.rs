@@ -67,6 +67,9 @@ pub struct ReferenceStepStats {
     pub collider_deep: u64,
     /// Particles the swept check moved back to where their path entered a collider.
     pub collider_swept: u64,
+    /// Predictions and velocities that `f32` could not hold, not taken (the particle kept its
+    /// state).
+    pub held: u64,
 }
 
 /// How far the distance constraints are from being satisfied: statistics of `|C|` in m.
@@ -149,11 +152,10 @@ impl ReferenceSolver {
     pub fn step(&mut self) -> ReferenceStepStats {
         let forces =
             if self.aero.is_empty() { None } else { Some(self.aero.forces(&self.particles, self.time)) };
-        self.predict(forces.as_deref());
+        let mut stats = ReferenceStepStats { held: self.predict(forces.as_deref()), ..Default::default() };
         let end = self.time + self.time_step.h64;
         self.follow(end);
         self.colliders.begin_step(self.particles.len(), self.time, end);
-        let mut stats = ReferenceStepStats::default();
         if !self.colliders.is_empty() {
             stats.collider_swept = self.colliders.sweep_all(&mut self.particles);
         }
@@ -187,15 +189,16 @@ impl ReferenceSolver {
         }
         stats.degenerate =
             stats.distance + stats.bending + stats.tethers + stats.volume + stats.self_collision;
-        self.update_velocities();
+        stats.held += self.update_velocities();
         self.time += self.time_step.h64;
         stats
     }
 
     /// Step 2: explicit gravity and external forces on the velocity, then the velocity on the
     /// position (semi-implicit Euler). `x_prev` keeps the start of the step for steps 4 and 5.
-    fn predict(&mut self, forces: Option<&[Vec3]>) {
+    fn predict(&mut self, forces: Option<&[Vec3]>) -> u64 {
         let h = self.time_step.h;
+        let mut held = 0;
         for (i, p) in self.particles.iter_mut().enumerate() {
             p.prev_position = p.position;
             if p.is_free() {
@@ -209,9 +212,12 @@ impl ReferenceSolver {
                 if velocity.is_finite() && position.is_finite() {
                     p.velocity = velocity;
                     p.position = position;
+                } else {
+                    held += 1;
                 }
             }
         }
+        held
     }
 
     /// Pins that follow a path or a collider go where it is at time `t` (s), after the
@@ -250,13 +256,23 @@ impl ReferenceSolver {
 
     /// Step 4: the velocity (m/s) that carries `x_prev` to the corrected `x` in one step, then
     /// scaled by the global velocity damping factor. Pinned particles get `v = 0`.
-    fn update_velocities(&mut self) {
+    ///
+    /// A velocity `f32` cannot hold (infinite, or NaN from an infinite one damped by a factor of
+    /// 0) is not taken: the particle keeps the velocity it had. Returns how many were held.
+    fn update_velocities(&mut self) -> u64 {
         let h = self.time_step.h;
         let scale = self.time_step.velocity_scale;
+        let mut held = 0;
         for p in &mut self.particles {
-            p.velocity = (p.position - p.prev_position) / h;
-            p.velocity *= scale;
+            let mut velocity = (p.position - p.prev_position) / h;
+            velocity *= scale;
+            if velocity.is_finite() {
+                p.velocity = velocity;
+            } else {
+                held += 1;
+            }
         }
+        held
     }
 
     /// Particle positions in m.
