@@ -29,7 +29,7 @@
 //! use weft::bake::{BakeOptions, bake};
 //! use weft::core::limits::Limits;
 //!
-//! // The seed's worked example: one end pinned, 1 kg at 2 m, rest length 1 m, α = 0.01 m/N.
+//! // The worked example of docs/physics.md: one end pinned, 1 kg at 2 m, rest length 1 m, α = 0.01 m/N.
 //! let text = r#"
 //! [simulation]
 //! fps = 10.0

@@ -8,7 +8,7 @@
 //!   settles there: for a flat rest shape and for a folded one.
 //! * Hinges folded through `θ = ±π` stay finite and are not degenerate; a triangle collapsing onto
 //!   its edge is skipped and counted, by the SIMD path, its scalar twin and the reference alike.
-//! * The seed's validation method, for bending: a cantilever strip clamped at one end sags under
+//! * A validation method, for bending: a cantilever strip clamped at one end sags under
 //!   gravity to a tip deflection that does not depend on the time step (the same physical time at
 //!   two step sizes), for each of two compliances, and the softer strip sags more.
 //! * A zero-area triangle used by bending is refused, naming the triangle.
@@ -325,7 +325,7 @@ fn cantilever(alpha: f32, substeps: u32) -> Sag {
     Sag { tip, speed }
 }
 
-/// The seed's validation method for bending: the same 4 s of physical time with two time steps
+/// A validation method for bending: the same 4 s of physical time with two time steps
 /// (h = 1/240 s and 1/480 s) gives the same settled tip deflection, for each of two compliances;
 /// and in this small-deflection regime (tip below 1% of the length) the deflection is linear in
 /// the compliance, as a torsion spring of stiffness 1/α predicts.

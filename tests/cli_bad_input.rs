@@ -1,7 +1,7 @@
-//! Promise: every bad-input rule of DESIGN §3, through `weft bake`, ends the same way — exit
-//! status 1, exactly one line on stderr, `error: ` then the file (with `:LINE:` where the input
-//! has one) and the rule, never a panic — and leaves no file at all in the output directory.
-//! Usage errors keep clap's exit status 2.
+//! Promise: every rule of the bad-input policy (docs/cli.md), through `weft bake`, ends the same
+//! way — exit status 1, exactly one line on stderr, `error: ` then the file (with `:LINE:` where
+//! the input has one) and the rule, never a panic — and leaves no file at all in the output
+//! directory. Usage errors keep clap's exit status 2.
 
 mod support;
 
@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 
 use support::weft;
 
-/// The seed's worked example plus a third particle (for triangles).
+/// The worked example of docs/physics.md plus a third particle (for triangles).
 const SEED: &str = r#"[simulation]
 fps = 10.0
 frames = 1

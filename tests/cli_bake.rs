@@ -1,7 +1,6 @@
-//! Promise: `weft bake` reproduces the seed's worked example exactly; its caches are the same
-//! bytes for any `--threads` and either `--kernel`; `weft validate`, `weft demo` and
-//! `weft --version` say what they should; and a bake replaces an old cache only with a complete
-//! one.
+//! Promise: `weft bake` reproduces the worked example of docs/physics.md exactly; its caches are
+//! the same bytes for any `--threads` and either `--kernel`; `weft validate`, `weft demo` and `weft
+//! --version` say what they should; and a bake replaces an old cache only with a complete one.
 
 mod support;
 

@@ -1,4 +1,4 @@
-//! Promise: degenerate input is handled as DESIGN §3 says.
+//! Promise: degenerate input is handled as the bad-input policy (docs/cli.md) says.
 //!
 //! * At run time, two particles driven onto each other (or flung beyond the longest projectable
 //!   distance) make their constraint degenerate: the kernel skips that lane through a mask, the

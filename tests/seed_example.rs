@@ -1,4 +1,4 @@
-//! Promise: the seed's worked example holds exactly, through the public API of the fast path and
+//! Promise: the worked example of docs/physics.md holds exactly, through the public API of the fast path and
 //! of the reference, and `λ` is reset every time step but accumulated across iterations.
 //!
 //! One end pinned, the other 1 kg at 2 m, rest length 1 m, `h = 0.1 s`, no gravity:

@@ -1,4 +1,4 @@
-//! Promise (the seed's validation method): compared at the same physical time, runs with
+//! Promise: compared at the same physical time, runs with
 //! different time steps give the same material behaviour, because XPBD scales compliance by the
 //! time step (`α̃ = α/h²`). The stretch, the velocity and the constraint error are recorded for
 //! each step size and compared.

@@ -20,8 +20,8 @@ pub fn settings(fps: f64, substeps: u32, iterations: u32, gravity: [f32; 3]) -> 
     }
 }
 
-/// The seed's worked example: particle 0 pinned at the origin, particle 1 (1 kg) at x = 2 m, rest
-/// length 1 m, `h = 0.1 s`, no gravity.
+/// The worked example of docs/physics.md: particle 0 pinned at the origin, particle 1 (1 kg) at x =
+/// 2 m, rest length 1 m, `h = 0.1 s`, no gravity.
 pub fn seed_model(compliance: f32, iterations: u32) -> Model {
     let mut b = ModelBuilder::new(settings(10.0, 1, iterations, [0.0; 3]), Limits::default()).unwrap();
     b.add_cloth(&ClothDesc {

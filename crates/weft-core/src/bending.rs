@@ -34,11 +34,12 @@
 //!
 //! # Units
 //!
-//! `C` in rad; compliance `α` in rad²/J = rad²/(N·m) (stiffness `k = 1/α` in N·m/rad²);
-//! `α̃ = α/h²` in rad²/(kg·m²), the unit of `w·|∇C|²`; the multiplier `λ` in kg·m²/rad, so that
-//! `λ/h²` is the bending moment about the edge in N·m (per radian of gradient: `λ/h²·∇C` is a
-//! force in N); damping `β` in N·m·s/rad², so that `γ = α·β/h` has no unit. The XPBD update is the one of DESIGN §2:
-//! `Δλ = (−C − α̃λ − γ∇C·(x − x_prev)) / ((1 + γ)Σwᵢ|∇Cᵢ|² + α̃)`, `xᵢ += wᵢ∇CᵢΔλ`.
+//! `C` in rad; compliance `α` in rad²/J = rad²/(N·m) (stiffness `k = 1/α` in N·m/rad²); `α̃ = α/h²`
+//! in rad²/(kg·m²), the unit of `w·|∇C|²`; the multiplier `λ` in kg·m²/rad, so that `λ/h²` is the
+//! bending moment about the edge in N·m (per radian of gradient: `λ/h²·∇C` is a force in N);
+//! damping `β` in N·m·s/rad², so that `γ = α·β/h` has no unit. The XPBD update is the one of
+//! docs/physics.md: `Δλ = (−C − α̃λ − γ∇C·(x − x_prev)) / ((1 + γ)Σwᵢ|∇Cᵢ|² + α̃)`,
+//! `xᵢ += wᵢ∇CᵢΔλ`.
 //!
 //! # Degenerate hinges
 //!

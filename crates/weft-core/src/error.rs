@@ -48,7 +48,7 @@ impl fmt::Display for Location {
     }
 }
 
-/// A rule of the bad-input policy (DESIGN §3), with the values that broke it.
+/// A rule of the bad-input policy (see docs/cli.md), with the values that broke it.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum Rule {
     /// A number is NaN or infinite.

@@ -134,7 +134,7 @@ impl SimSettings {
 
 /// One XPBD time step `h` and the factors the solver derives from it once per step.
 ///
-/// The factors are computed in `f64` and rounded once to `f32`, so that for the seed example
+/// The factors are computed in `f64` and rounded once to `f32`, so that for the worked example
 /// (`α = 0.01 m/N`, `h = 0.1 s`) `α̃ = α·(1/h²)` is exactly `1`.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct TimeStep {

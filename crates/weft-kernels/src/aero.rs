@@ -2,12 +2,13 @@
 //! lift from the cloth's velocity relative to the wind, accumulated per particle in a fixed order,
 //! as one phase of the step's team before the prediction.
 //!
-//! The phase runs over chunks of [`PARTICLE_CHUNK`](crate::integrate::PARTICLE_CHUNK) particles. Each free particle sums a third of
-//! the force of each of its triangles, in triangle order; a triangle's force is computed by each
-//! of its corners (three times, on the same inputs, so with the same bits) instead of once into a
-//! shared per-triangle buffer, which keeps the pass a single phase with no scratch memory. It runs
-//! once per step, not per iteration. Pinned particles get no force (the prediction ignores it).
-//! The split depends only on the model, so the forces are bit-identical for any thread count.
+//! The phase runs over chunks of [`PARTICLE_CHUNK`](crate::integrate::PARTICLE_CHUNK) particles.
+//! Each free particle sums a third of the force of each of its triangles, in triangle order; a
+//! triangle's force is computed by each of its corners (three times, on the same inputs, so with
+//! the same bits) instead of once into a shared per-triangle buffer, which keeps the pass a single
+//! phase with no scratch memory. It runs once per step, not per iteration. Pinned particles get no
+//! force (the prediction ignores it). The split depends only on the model, so the forces are
+//! bit-identical for any thread count.
 
 use weft_core::aero::{AeroModel, wind_at};
 

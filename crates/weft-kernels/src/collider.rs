@@ -518,8 +518,9 @@ pub(crate) struct ContactArrays<'a> {
 }
 
 impl ContactArrays<'_> {
-    /// One team phase over the particles in chunks of [`PARTICLE_CHUNK`](crate::integrate::PARTICLE_CHUNK): `f(range, positions,
-    /// previous positions, depths, deep count)` for each chunk.
+    /// One team phase over the particles in chunks of
+    /// [`PARTICLE_CHUNK`](crate::integrate::PARTICLE_CHUNK): `f(range, positions, previous
+    /// positions, depths, deep count)` for each chunk.
     fn for_each_chunk(
         &self,
         team: &Team<'_>,

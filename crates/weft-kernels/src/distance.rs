@@ -65,7 +65,7 @@ pub struct DistanceDelta<R: Real> {
 ///
 /// ```
 /// use weft_kernels::distance::distance_delta;
-/// // The seed's worked example: pinned a at 0, 1 kg b at 2 m, L = 1 m, α̃ = 0.01/0.1² = 1.
+/// // The worked example (docs/physics.md): pinned a at 0, 1 kg b at 2 m, L = 1 m, α̃ = 1.
 /// let d = distance_delta::<f32>([0.0; 3], [2.0, 0.0, 0.0], 0.0, 1.0, 1.0, 1.0, 0.0, None);
 /// assert_eq!(d.dlambda, -0.5);
 /// assert_eq!(2.0 + 1.0 * d.dlambda_per_length * 2.0, 1.5);

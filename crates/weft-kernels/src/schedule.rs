@@ -1,5 +1,5 @@
-//! Running a [`BatchPlan`](weft_core::colouring::BatchPlan): the order and the threads, for any batched constraint kind, and
-//! the [`BatchedKind`] trait a kind implements to be run.
+//! Running a [`BatchPlan`](weft_core::colouring::BatchPlan): the order and the threads, for any
+//! batched constraint kind, and the [`BatchedKind`] trait a kind implements to be run.
 //!
 //! One solver iteration over a constraint set is three stages, each one phase of the step's
 //! team (see [`crate::team`]):

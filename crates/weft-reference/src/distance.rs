@@ -107,7 +107,7 @@ mod tests {
         DistanceConstraint { a: 0, b: 1, rest_length: 1.0, compliance, damping: 0.0, lambda: 0.0 }
     }
 
-    /// The seed's worked example, on the projection alone (h = 0.1 s).
+    /// The worked example of docs/physics.md, on the projection alone (h = 0.1 s).
     #[test]
     fn seed_projection() {
         let step = TimeStep::new(0.1, 0.0);

@@ -13,7 +13,7 @@
 //! use weft_core::settings::SimSettings;
 //! use weft_core::units::{Compliance, Elasticity};
 //!
-//! // The seed's worked example: one end pinned, 1 kg at 2 m, rest length 1 m.
+//! // The worked example (docs/physics.md): one end pinned, 1 kg at 2 m, rest length 1 m.
 //! let settings = SimSettings { fps: 10.0, substeps: 1, iterations: 1, gravity: [0.0; 3], ..Default::default() };
 //! let mut builder = ModelBuilder::new(settings, Limits::default()).unwrap();
 //! builder.add_cloth(&ClothDesc {
