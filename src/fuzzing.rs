@@ -561,7 +561,8 @@ impl ArbitraryScene {
     }
 
     /// Builds `cloth` with this scene's settings, or the error's message.
-    fn build(&self, cloth: &ClothDesc) -> Result<Model, String> {
+    /// The model of `cloth` with this scene's settings and mesh colliders, or the error line.
+    pub fn build(&self, cloth: &ClothDesc) -> Result<Model, String> {
         let mut builder = ModelBuilder::new(self.settings.clone(), FUZZ_LIMITS).map_err(|e| e.to_string())?;
         builder.add_cloth(cloth).map_err(|e| e.to_string())?;
         for mesh in &self.meshes {

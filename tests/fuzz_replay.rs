@@ -129,6 +129,34 @@ fn regression_sliver_swept_in_one_step() {
     regression("arbitrary_scene", "sliver-swept-in-one-step-907d985f", weft::fuzzing::arbitrary_scene);
 }
 
+/// `arbitrary_scene`: twenty pinned particles following a keyed path (its rotation not
+/// normalised) at coordinates near 3e38 m, 1e6 steps per second: the pin targets were finite, but
+/// `(x - x_prev) / h` overflowed and `inf - inf` made NaN velocities. The rule it broke: finite
+/// input never produces a non-finite value. A velocity f32 cannot hold is now not taken (the
+/// particle keeps the velocity it had) and the step statistics count it as held, in the SIMD
+/// path and in the reference alike.
+#[test]
+fn regression_nan_velocity_following_pins() {
+    let scene = regression_scene("nan-velocity-following-pins");
+    let mut fast = scene.build(&scene.cloth).expect("the finding's scene builds");
+    let mut reference = weft_reference::ReferenceSolver::from_model(&fast);
+    let options = weft_kernels::StepOptions { path: weft_kernels::KernelPath::Simd, residual: false };
+    let (mut held_fast, mut held_reference) = (0, 0);
+    for step in 0..weft::fuzzing::ARBITRARY_STEPS {
+        held_fast += weft_kernels::step(&mut fast, &options).held;
+        held_reference += reference.step().held;
+        assert!(fast.particles().all_finite(), "SIMD: a non-finite position or velocity after step {step}");
+        let finite = |v: Vec<[f32; 3]>| v.iter().flatten().all(|c| c.is_finite());
+        assert!(
+            finite(reference.positions()) && finite(reference.velocities()),
+            "reference: non-finite after step {step}"
+        );
+    }
+    assert!(held_fast > 0, "the finding exercises the hold rule in the SIMD path");
+    assert!(held_reference > 0, "the finding exercises the hold rule in the reference");
+    regression("arbitrary_scene", "nan-velocity-following-pins", weft::fuzzing::arbitrary_scene);
+}
+
 /// The agreement check of `arbitrary_scene` is not vacuous: some corpus inputs are
 /// well-conditioned scenes that build and have constraints.
 #[test]
