@@ -1,4 +1,5 @@
-//! Scene reading: the worked-example (`seed`) and grid scenes, and every rule with its one-line message and line.
+//! Scene reading: the worked-example (`seed`) and grid scenes, and every rule with its one-line
+//! message and line.
 
 use super::*;
 use weft_core::units::UnitError;
