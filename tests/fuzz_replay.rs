@@ -1,4 +1,4 @@
-//! Promise: every committed fuzz input (the seed corpora in `fuzz/corpus/TARGET/` and the inputs
+//! Promise: every committed fuzz input (the starting corpora in `fuzz/corpus/TARGET/` and the inputs
 //! that once found a bug, in `fuzz/regressions/TARGET/`) runs cleanly through the same library
 //! function libFuzzer runs, under plain `cargo test` on the stable toolchain.
 

@@ -9,7 +9,7 @@
 //! * A hanging chain of ten links, solved with enough iterations to converge: link `k` carries
 //!   the weight below it, so the total stretch is `α·m·g·N(N+1)/2`, again independent of `h`.
 //!
-//! As the seed warns, this does not promise equal errors for any motion when the step is halved:
+//! This does not promise equal errors for any motion when the step is halved:
 //! finite iterations and inertia still change the dynamics. The test compares settled states.
 
 mod common;
@@ -101,7 +101,7 @@ fn converged_chain_stretch_does_not_depend_on_the_time_step() {
 
 /// With too few iterations a long chain does not converge and stays too long; the error is
 /// recorded, and it shrinks when the same physical time is cut into more, smaller steps (each
-/// step's sweeps then have less to correct). This is the limit the seed warns about, measured.
+/// step's sweeps then have less to correct). This is that limit, measured.
 #[test]
 fn unconverged_chain_error_is_recorded_and_shrinks_with_smaller_steps() {
     let n = 10.0f32;

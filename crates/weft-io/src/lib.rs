@@ -1,10 +1,10 @@
 //! # weft-io — weft's files
 //!
-//! Everything weft reads and writes, with the bad-input policy of DESIGN §3: a user's mistake is an
-//! `Err` whose one-line message names the file, the line and the rule, never a panic.
+//! Everything weft reads and writes. A user's mistake is an `Err` whose one-line message names the
+//! file, the line and the rule, never a panic.
 //!
-//! * [`scene`]: scene files (TOML) into a [`weft_core::ModelBuilder`], with every key, its type and
-//!   unit documented there. [`load_scene`] / [`parse_scene`] give a [`Scene`];
+//! * [`scene`]: scene files (TOML) into a [`weft_core::ModelBuilder`] (the keys are documented in
+//!   the repository's `docs/scene.md`). [`load_scene`] / [`parse_scene`] give a [`Scene`];
 //!   [`Scene::build_model`] gives a [`weft_core::Model`]; errors are [`SceneError`]s pointing at
 //!   `file:line:column`.
 //! * [`obj`]: Wavefront OBJ meshes for cloths ([`read_obj`]): polygons triangulated with their quad

@@ -10,7 +10,7 @@
 //!
 //! | statement | use |
 //! |-----------|-----|
-//! | `v x y z [w]` | a vertex (m); `w` divides `x, y, z`; `v x y z r g b` (vertex colours) is accepted, the colours ignored |
+//! | `v x y z [w]` | a vertex (m); `w` divides `x, y, z`; `v x y z r g b` (vertex colours) is accepted; the colours must be numbers and are ignored |
 //! | `vt u v [w]` | a texture coordinate; `w` is ignored |
 //! | `vn x y z` | checked and ignored |
 //! | `f v/vt/vn ...` | a face of 3 or more corners; `vt` and `vn` optional (`v`, `v/vt`, `v//vn`, `v/vt/vn`), negative numbers count back from the last one defined |
@@ -42,20 +42,21 @@
 //!
 //! # Objects
 //!
-//! The file is read with the `tobj` crate, which treats `o` and `g` alike: each starts a new
-//! object named by the rest of its line (faces before the first are in `"unnamed_object"`).
-//! [`ObjectSelection::Named`] takes every object of the given names (a name may occur several
-//! times; all its faces are taken); faces of several objects that use the same vertex share its
-//! particle. [`ObjectSelection::Only`] takes the file's one object, and is an error naming the
-//! objects when there are several.
+//! `o` and `g` are treated alike: each starts a new object named by the rest of its line, trimmed
+//! (faces before the first are in [`UNNAMED_OBJECT`]). [`ObjectSelection::Named`] takes every
+//! object of the given names (a name may occur several times; all its faces are taken); faces of
+//! several objects that use the same vertex share its particle. [`ObjectSelection::Only`] takes
+//! the file's one object, and is an error naming the objects when there are several.
 //!
 //! # Errors
 //!
-//! `tobj` reports what went wrong but not where, and accepts some things a cloth cannot use (a
-//! `nan` coordinate, a face of two corners, a polyline as a face). So every line is first checked
-//! here, and an [`ObjError`] carries the 1-based line of the statement at fault. Then `tobj` reads
-//! the geometry, and its vertices are matched back to the file's numbering (it numbers them per
-//! object in order of first use); the two readings must agree number for number.
+//! The file is read once, line by line, by the scanner in this module; an [`ObjError`] carries the
+//! 1-based line of the statement at fault and the rule it breaks. It refuses what a cloth cannot
+//! use and what common readers refuse: a number that does not parse or is not finite, a vertex
+//! colour that is not a number, a `w` of 0, a face of fewer than three corners or repeating a
+//! vertex, a reference to an element not yet defined, `usemtl` without a name. The test
+//! `crates/weft-io/tests/obj_matches_tobj.rs` holds this scanner to the `tobj` crate's reading of
+//! the example meshes and of hand-written cases.
 
 use std::fs::File;
 use std::io::{self, Read};
@@ -66,7 +67,8 @@ use weft_core::limits::Limits;
 /// Largest OBJ file [`read_obj`] reads, in bytes (1 GiB). Checked before reading.
 pub const MAX_OBJ_BYTES: u64 = 1 << 30;
 
-/// Name `tobj` gives to faces before any `o` or `g` statement.
+/// Name of the object of the faces before any `o` or `g` statement (as other OBJ readers, e.g.
+/// `tobj`, name it).
 pub const UNNAMED_OBJECT: &str = "unnamed_object";
 
 /// Which objects of the file make the cloth.
@@ -208,12 +210,12 @@ pub enum ObjProblem {
         /// The OBJ vertex number (from 1).
         number: usize,
     },
-    /// Vertex colours on some vertices only (which `tobj` refuses).
+    /// Vertex colours on some vertices only.
     #[error(
         "vertex colours (`v x y z r g b`) on some vertices but not on this one: give them on all or none"
     )]
     MixedColours,
-    /// `usemtl` without a name (which `tobj` refuses).
+    /// `usemtl` without a name.
     #[error("`usemtl` without a material name")]
     EmptyMaterial,
     /// No faces in the file.
@@ -236,12 +238,6 @@ pub enum ObjProblem {
         /// The objects' names.
         available: Vec<String>,
     },
-    /// `tobj` failed on something the line check let through.
-    #[error("tobj cannot read the file: {0}")]
-    Tobj(String),
-    /// `tobj` and the line check read the file differently (a bug: please report it).
-    #[error("tobj and weft's line check read this face differently ({0}); please report this file")]
-    Disagree(&'static str),
 }
 
 /// `only 1 vertex is` / `only 3 vertices are` / `no normal is`.
@@ -364,8 +360,6 @@ pub fn parse_obj_limited(
         return Err(ObjError::whole(ObjProblem::NoFaces));
     }
     let chosen = scan.choose(selection)?;
-    let read = read_with_tobj(text, &scan)?;
-    scan.check_against(&read)?;
     Ok(scan.build(&chosen))
 }
 
@@ -378,7 +372,7 @@ struct Face {
     len: u32,
 }
 
-/// One object (a run of faces under one `o`/`g` name), as `tobj` will make it.
+/// One object (a run of faces under one `o`/`g` name).
 #[derive(Debug, Clone)]
 struct Object {
     name: String,
@@ -390,7 +384,7 @@ struct Object {
 struct Scan {
     /// Line of each `v`.
     v_lines: Vec<u32>,
-    /// Each `v`, as `tobj` computes it (`x/w` in `f32`).
+    /// Each `v` (`x/w` in `f32`).
     v: Vec<[f32; 3]>,
     /// Each `vt` (u, v).
     vt: Vec<[f32; 2]>,
@@ -403,8 +397,6 @@ struct Scan {
     objects: Vec<Object>,
     /// Whether the vertices carry colours (known from the first `v`).
     coloured: Option<bool>,
-    /// Lines to hide from `tobj` (polylines, which it would read as faces).
-    hidden: Vec<usize>,
     /// Triangles the faces so far will be cut into.
     triangles: u64,
 }
@@ -431,7 +423,7 @@ fn repeated_vertex(corner: &[(u32, u32)], sorted: &mut Vec<u32>) -> Option<u32> 
 
 const NO_VT: u32 = u32::MAX;
 
-/// Parses a finite `f32` (as `tobj` does, with `str::parse`).
+/// Parses a finite `f32` (with `str::parse`).
 fn number(statement: &'static str, word: &str, line: usize) -> Result<f32, ObjError> {
     match word.parse::<f32>() {
         Ok(v) if v.is_finite() => Ok(v),
@@ -481,6 +473,17 @@ impl Scan {
                                 line_no,
                                 ObjProblem::NotFinite { statement: "v", word },
                             ));
+                        }
+                    }
+                    if count == 6 {
+                        // Colours are ignored, but they must be numbers.
+                        for word in &words[3..] {
+                            word.parse::<f32>().map_err(|_| {
+                                ObjError::at(
+                                    line_no,
+                                    ObjProblem::NotANumber { statement: "v", word: word.to_string() },
+                                )
+                            })?;
                         }
                     }
                     let coloured = count == 6;
@@ -554,13 +557,12 @@ impl Scan {
                     s.corner_vt.extend(corner.iter().map(|c| c.1));
                     s.faces.push(Face { line: line_no as u32, start, len: corner.len() as u32 });
                 }
-                "l" => s.hidden.push(i),
                 "o" | "g" => {
                     if s.faces.len() > object_start {
                         s.objects.push(Object { name: name.clone(), faces: object_start..s.faces.len() });
                         object_start = s.faces.len();
                     }
-                    // As tobj: the rest of the line after its first character, trimmed.
+                    // The rest of the line after its first character, trimmed.
                     let first_len = line.chars().next().map_or(0, char::len_utf8);
                     name = line[first_len..].trim().to_string();
                     if name.is_empty() {
@@ -573,7 +575,7 @@ impl Scan {
                 _ => {}
             }
         }
-        // As tobj: the last object is kept even without faces.
+        // The last object is kept even without faces.
         s.objects.push(Object { name, faces: object_start..s.faces.len() });
         Ok(s)
     }
@@ -653,67 +655,6 @@ impl Scan {
                 Ok(non_empty.filter(|&o| wanted.contains(self.objects[o].name.as_str())).collect())
             }
         }
-    }
-
-    /// Checks that `tobj` read the same objects, faces, vertices and texture coordinates.
-    fn check_against(&self, models: &[tobj::Model]) -> Result<(), ObjError> {
-        let first_line = |o: &Object| self.faces.get(o.faces.start).map(|f| f.line as usize);
-        let disagree =
-            |line: Option<usize>, what| Err(ObjError { line, problem: ObjProblem::Disagree(what) });
-        if models.len() != self.objects.len() {
-            return disagree(None, "number of objects");
-        }
-        for (object, model) in self.objects.iter().zip(models) {
-            let mesh = &model.mesh;
-            if model.name != object.name {
-                return disagree(first_line(object), "object name");
-            }
-            let faces = &self.faces[object.faces.clone()];
-            let arity = |k: usize| if mesh.face_arities.is_empty() { 3 } else { mesh.face_arities[k] };
-            let tobj_faces =
-                if mesh.face_arities.is_empty() { mesh.indices.len() / 3 } else { mesh.face_arities.len() };
-            if faces.len() != tobj_faces {
-                return disagree(first_line(object), "number of faces");
-            }
-            let mut local: Vec<u32> = Vec::new(); // tobj's vertex k → file vertex
-            let mut seen = std::collections::HashMap::new();
-            let mut at = 0usize;
-            let with_uvs = faces.iter().all(|f| self.has_uvs(f));
-            for (k, face) in faces.iter().enumerate() {
-                let line = Some(face.line as usize);
-                if arity(k) != face.len {
-                    return disagree(line, "number of corners");
-                }
-                for c in face.start..face.start + face.len {
-                    let v = self.corner_v[c as usize];
-                    let l = *seen.entry(v).or_insert_with(|| {
-                        local.push(v);
-                        local.len() as u32 - 1
-                    });
-                    if mesh.indices.get(at) != Some(&l) {
-                        return disagree(line, "vertex numbering");
-                    }
-                    let p = self.v[v as usize];
-                    let q = mesh.positions.get(3 * l as usize..3 * l as usize + 3);
-                    if q.is_none_or(|q| q.iter().zip(p).any(|(a, b)| a.to_bits() != b.to_bits())) {
-                        return disagree(line, "vertex position");
-                    }
-                    let vt = self.corner_vt[c as usize];
-                    if vt != NO_VT && with_uvs {
-                        let t = mesh.texcoord_indices.get(at).map(|&t| 2 * t as usize);
-                        let uv = t.and_then(|t| mesh.texcoords.get(t..t + 2));
-                        let want = self.vt[vt as usize];
-                        if uv.is_none_or(|uv| {
-                            uv[0].to_bits() != want[0].to_bits() || uv[1].to_bits() != want[1].to_bits()
-                        }) {
-                            return disagree(line, "texture coordinate");
-                        }
-                    }
-                    at += 1;
-                }
-            }
-        }
-        Ok(())
     }
 
     fn has_uvs(&self, face: &Face) -> bool {
@@ -797,35 +738,6 @@ fn mesh_pos(v: &[[f32; 3]], corner_v: &[u32], start: u32, k: usize) -> [f32; 3] 
 /// Squared distance in `f64`.
 fn dist2(a: [f32; 3], b: [f32; 3]) -> f64 {
     (0..3).map(|i| (a[i] as f64 - b[i] as f64).powi(2)).sum()
-}
-
-/// Reads the text with `tobj`: faces kept as polygons (no triangulation), positions indexed
-/// apart from texture coordinates (so a UV seam does not split a vertex), points and lines
-/// ignored, no material files opened. Polyline statements (`l`), which `tobj` would read as faces
-/// when they have 3 or more points, are hidden from it first.
-fn read_with_tobj(text: &str, scan: &Scan) -> Result<Vec<tobj::Model>, ObjError> {
-    let options = tobj::LoadOptions {
-        single_index: false,
-        triangulate: false,
-        ignore_points: true,
-        ignore_lines: true,
-    };
-    let hidden;
-    let text = if scan.hidden.is_empty() {
-        text
-    } else {
-        let mut lines: Vec<&str> = text.split('\n').collect();
-        for &i in &scan.hidden {
-            lines[i] = "";
-        }
-        hidden = lines.join("\n");
-        &hidden
-    };
-    let mut reader = io::Cursor::new(text.as_bytes());
-    let (models, _materials) =
-        tobj::load_obj_buf(&mut reader, &options, |_| Err(tobj::LoadError::OpenFileFailed))
-            .map_err(|e| ObjError::whole(ObjProblem::Tobj(e.to_string())))?;
-    Ok(models)
 }
 
 #[cfg(test)]

@@ -1,4 +1,5 @@
-//! Scene reading: the seed and grid scenes, and every rule with its one-line message and line.
+//! Scene reading: the worked-example (`seed`) and grid scenes, and every rule with its one-line
+//! message and line.
 
 use super::*;
 use weft_core::units::UnitError;
@@ -136,7 +137,7 @@ fn element_errors_point_at_the_element_line() {
     assert_eq!(e.rule(), Some(&weft_core::Rule::SelfEdge { particle: 1 }));
 }
 
-/// `(replace, with, message)` in the seed scene.
+/// `(replace, with, message)` in the worked-example scene (`seed`).
 const SEED_CASES: &[(&str, &str, &str)] = &[
     // Format rules.
     (
