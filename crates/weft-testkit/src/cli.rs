@@ -2,7 +2,7 @@
 //!
 //! A test names the binary cargo built for it, then runs it:
 //!
-//! ```ignore
+//! ```text
 //! use weft_testkit::cli::Bin;
 //! const WEFT: Bin = Bin(env!("CARGO_BIN_EXE_weft"));
 //! let output = WEFT.run_ok(["--version"]);
