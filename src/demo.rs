@@ -7,11 +7,11 @@
 //! the file `examples/flag.toml` of the source tree; [`run`] writes it next to the caches as
 //! `demo.toml`, so `weft bake DIR/demo.toml --out OTHER` writes the same bytes again.
 
-use std::fs;
-use std::io::{self, Write as _};
+use std::io;
 use std::path::{Path, PathBuf};
 
-use crate::bake::{BakeError, BakeOptions, BakeReport, bake};
+use weft_bake::{BakeError, BakeOptions, BakeReport, Progress, bake_with_progress};
+use weft_io::StagedFile;
 
 /// The demo scene (the text of `examples/flag.toml`).
 pub const SCENE: &str = include_str!("../examples/flag.toml");
@@ -31,32 +31,22 @@ pub struct DemoReport {
     pub bake: BakeReport,
 }
 
-/// Bakes [`SCENE`] with `options` (output directory, formats, threads, kernel, progress, limits),
-/// then writes the scene to `DIR/`[`SCENE_FILE`] (under a temporary name, renamed when complete).
-pub fn run(options: &BakeOptions) -> Result<DemoReport, BakeError> {
+/// Bakes [`SCENE`] with `options` (output directory, formats, threads, kernel, limits), telling
+/// `progress` of every frame, then writes the scene to `DIR/`[`SCENE_FILE`] (under a temporary
+/// name, renamed when complete).
+pub fn run(options: &BakeOptions, progress: &mut dyn Progress) -> Result<DemoReport, BakeError> {
     let scene_path = options.out_dir.join(SCENE_FILE);
     let scene = weft_io::parse_scene(SCENE, &scene_path, &options.limits)?;
-    let bake = bake(&scene, options)?;
+    let bake = bake_with_progress(&scene, options, progress)?;
     write_scene(&scene_path).map_err(|source| BakeError::File { path: scene_path.clone(), source })?;
     Ok(DemoReport { scene: scene_path, bake })
 }
 
-/// Writes [`SCENE`] to `path` via `path.partial`.
+/// Writes [`SCENE`] to `path` via `path.partial` (removed again on failure).
 fn write_scene(path: &Path) -> io::Result<()> {
-    let mut temp = path.as_os_str().to_owned();
-    temp.push(".partial");
-    let temp = PathBuf::from(temp);
-    let result = (|| {
-        let mut file = fs::File::create(&temp)?;
-        file.write_all(SCENE.as_bytes())?;
-        file.sync_all()?;
-        fs::rename(&temp, path)
-    })();
-    if result.is_err() {
-        // Best effort: the error being returned is the one that matters.
-        let _ = fs::remove_file(&temp);
-    }
-    result
+    let mut file = StagedFile::create(path)?;
+    file.write(SCENE.as_bytes())?;
+    file.commit().map(drop)
 }
 
 #[cfg(test)]

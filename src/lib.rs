@@ -5,24 +5,25 @@
 //! thread count), and writes animation caches that DCC tools read: PC2, USD (`.usda`), OBJ
 //! sequences. Units are SI throughout: metres, kilograms, seconds.
 //!
-//! This crate is the facade and the `weft` command line. The work is done by the crates it
-//! re-exports:
+//! This crate is the `weft` command line and a thin facade over the crates that do the work,
+//! each of which has one job:
 //!
 //! * [`core`] (`weft-core`): the structure-of-arrays model, validation of every bad-input rule,
 //!   colouring and SIMD batch packing;
 //! * [`kernels`] (`weft-kernels`): the SIMD kernels and the XPBD time step;
-//! * [`reference`](mod@reference) (`weft-reference`): the plain scalar solver the fast path is
-//!   tested against;
-//! * [`io`] (`weft-io`): scene files, PC2 / USD / OBJ caches.
+//! * [`io`] (`weft-io`): scene files, PC2 / USD / OBJ caches, checkpoints;
+//! * [`bake`] (`weft-bake`): scene in, caches and per-frame statistics out ([`bake::bake`],
+//!   [`bake::bake_model`]), checkpoints and resuming, and what a bake reports (as data);
+//! * [`bench`](mod@bench) (`weft-bench`): the side-by-side performance table of `weft bench`.
 //!
-//! and by its own modules:
+//! Its own modules are what the command line shows a person:
 //!
-//! * [`bake`]: scene in, caches and per-frame statistics out ([`bake::bake`],
-//!   [`bake::bake_model`]);
 //! * [`validate`]: what a scene turns into (particles, constraints, colours, batches, memory);
-//! * [`demo`]: the built-in demo scene, a flag held by two corners;
-//! * [`bench`](mod@bench): the side-by-side performance table of `weft bench`;
-//! * [`fuzzing`]: the bodies of the cargo-fuzz targets, also replayed by `cargo test`.
+//! * [`demo`]: the built-in demo scene, a flag held by two corners.
+//!
+//! The plain scalar solver the fast path is tested against (`weft-reference`) and the test and
+//! fuzzing helpers (`weft-testkit`) are not part of the product: tests and benches use them
+//! directly.
 //!
 //! ```
 //! use std::path::Path;
@@ -54,16 +55,11 @@
 //! assert_eq!(cache.sample(1)[1], [1.5, 0.0, 0.0]);
 //! ```
 
+pub use weft_bake as bake;
+pub use weft_bench as bench;
 pub use weft_core as core;
 pub use weft_io as io;
 pub use weft_kernels as kernels;
-pub use weft_reference as reference;
 
-pub mod bake;
-pub mod bench;
-pub mod checkpointing;
 pub mod demo;
-pub mod fuzzing;
-pub mod pile;
-mod progress;
 pub mod validate;

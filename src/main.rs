@@ -10,11 +10,15 @@ use std::sync::LazyLock;
 
 use clap::builder::{PossibleValuesParser, TypedValueParser};
 use clap::{Args, Parser, Subcommand, ValueEnum};
-use weft::bake::{BakeOptions, BakeReport, bake};
-use weft::checkpointing::CheckpointPolicy;
+use weft::bake::{BakeOptions, BakeReport, CheckpointPolicy, bake_with_progress};
 use weft::core::limits::Limits;
 use weft::io::{CacheFormat, load_scene};
 use weft::kernels::KernelPath;
+
+mod progress;
+mod summary;
+
+use progress::Bar;
 
 /// `<version> (<SIMD level>)`, shown by `weft --version`.
 static VERSION: LazyLock<String> =
@@ -153,6 +157,11 @@ enum KernelArg {
 }
 
 impl OutputArgs {
+    /// The progress bar of a bake: drawn unless `--quiet` or stderr is not a terminal.
+    fn progress(&self) -> Bar {
+        Bar::new(!self.quiet && io::stderr().is_terminal())
+    }
+
     fn bake_options(&self, out_dir: &Path, limits: Limits) -> BakeOptions {
         BakeOptions {
             out_dir: out_dir.to_path_buf(),
@@ -162,7 +171,6 @@ impl OutputArgs {
                 KernelArg::Simd => KernelPath::Simd,
                 KernelArg::Scalar => KernelPath::Scalar,
             },
-            progress: !self.quiet && io::stderr().is_terminal(),
             limits,
             ..BakeOptions::new(out_dir)
         }
@@ -207,7 +215,7 @@ fn run(cli: Cli) -> Result<(), Failure> {
                 Some(n) => CheckpointPolicy::EveryFrames(n),
             };
             options.crash_after_checkpoint = args.crash_after_checkpoint;
-            let report = bake(&scene, &options)?;
+            let report = bake_with_progress(&scene, &options, &mut args.output.progress())?;
             if !args.output.quiet {
                 print_summary(&report);
             }
@@ -223,13 +231,13 @@ fn run(cli: Cli) -> Result<(), Failure> {
         }
         Command::Demo(args) => {
             let options = args.output.bake_options(&args.out, Limits::default());
-            let demo = weft::demo::run(&options)?;
+            let demo = weft::demo::run(&options, &mut args.output.progress())?;
             if !args.output.quiet {
                 print_summary(&demo.bake);
             }
             print(&format!(
                 "demo: {}\n  scene: {}\n  again: weft bake {} --out {}\n",
-                weft::bake::file_list(&demo.bake.files),
+                summary::file_list(&demo.bake.files),
                 demo.scene.display(),
                 demo.scene.display(),
                 args.out.join("again").display(),
@@ -245,7 +253,7 @@ fn run(cli: Cli) -> Result<(), Failure> {
 
 /// The bake summary on stderr.
 fn print_summary(report: &BakeReport) {
-    let _ = io::stderr().write_all(report.summary().as_bytes());
+    let _ = io::stderr().write_all(summary::summary(report).as_bytes());
 }
 
 /// Writes `text` to stdout; a closed pipe (`weft validate s.toml | head -1`) is not an error.

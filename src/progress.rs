@@ -2,10 +2,12 @@
 //! drawn on stderr, or nothing at all.
 
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use weft::bake::Progress;
 
-/// Frame-by-frame progress of a bake; a no-op when not enabled.
+/// Frame-by-frame progress of a bake on stderr; a no-op when not enabled.
 #[derive(Debug)]
-pub(crate) struct Progress {
+pub(crate) struct Bar {
+    enabled: bool,
     bar: Option<ProgressBar>,
     frames: u32,
     substeps: u32,
@@ -14,10 +16,17 @@ pub(crate) struct Progress {
 /// The bar's layout: its position counts time steps, so that `per_sec` reads as steps per second.
 const TEMPLATE: &str = "{elapsed_precise} [{wide_bar}] {msg} · steps {per_sec:1} · ETA {eta}";
 
-impl Progress {
-    /// A bar for `frames` frames of `substeps` time steps each, on stderr when `enabled`.
-    pub(crate) fn new(enabled: bool, frames: u32, substeps: u32) -> Self {
-        let bar = enabled.then(|| {
+impl Bar {
+    /// A bar drawn on stderr once the bake starts, when `enabled`.
+    pub(crate) fn new(enabled: bool) -> Self {
+        Bar { enabled, bar: None, frames: 0, substeps: 0 }
+    }
+}
+
+impl Progress for Bar {
+    fn start(&mut self, frames: u32, substeps: u32) {
+        (self.frames, self.substeps) = (frames, substeps);
+        self.bar = self.enabled.then(|| {
             let total = frames as u64 * substeps as u64;
             let bar = ProgressBar::with_draw_target(Some(total), ProgressDrawTarget::stderr());
             // The template is a constant: it parses, and a failure would only cost the layout.
@@ -27,11 +36,9 @@ impl Progress {
             bar.set_message(format!("frame 0/{frames}"));
             bar
         });
-        Progress { bar, frames, substeps }
     }
 
-    /// Marks frame `frame` (1-based) as done.
-    pub(crate) fn frame_done(&self, frame: u32) {
+    fn frame_done(&mut self, frame: u32) {
         if let Some(bar) = &self.bar {
             bar.set_position(frame as u64 * self.substeps as u64);
             bar.set_message(format!("frame {frame}/{}", self.frames));
@@ -39,14 +46,14 @@ impl Progress {
     }
 
     /// Removes the bar (the caller prints its own summary).
-    pub(crate) fn finish(&self) {
+    fn finish(&mut self) {
         if let Some(bar) = &self.bar {
             bar.finish_and_clear();
         }
     }
 }
 
-impl Drop for Progress {
+impl Drop for Bar {
     /// A bake that fails leaves no half-drawn bar above its error line.
     fn drop(&mut self) {
         self.finish();

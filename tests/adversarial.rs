@@ -11,15 +11,13 @@
 //! * extreme damping times an extreme relative velocity (whose `Δλ` overflows `f32`) is skipped
 //!   and counted — the fuzz finding `fuzz/regressions/arbitrary_scene/damping-overflow-*`.
 
-mod common;
-
-use common::{max_diff, positions, settings};
 use weft_core::bending::BendingDesc;
 use weft_core::limits::Limits;
 use weft_core::units::{Compliance, Elasticity};
 use weft_core::{ClothDesc, EdgeSet, MassSpec, Model, ModelBuilder, SimSettings};
 use weft_kernels::{KernelPath, StepOptions, StepStats, step};
 use weft_reference::{ReferenceSolver, ReferenceStepStats};
+use weft_testkit::models::{max_diff, positions, settings};
 
 fn compliance(alpha: f32) -> Elasticity {
     Elasticity::Compliance(Compliance::new(alpha).unwrap())

@@ -13,9 +13,6 @@
 //!   two step sizes), for each of two compliances, and the softer strip sags more.
 //! * A zero-area triangle used by bending is refused, naming the triangle.
 
-mod common;
-
-use common::{positions, settings};
 use weft_core::bending::{BendingDesc, dihedral_angle};
 use weft_core::grid::{GridDesc, GridPlane};
 use weft_core::limits::Limits;
@@ -23,6 +20,7 @@ use weft_core::units::{Compliance, Elasticity};
 use weft_core::{ClothDesc, EdgeSet, MassSpec, Model, ModelBuilder, Rule, SimSettings};
 use weft_kernels::{KernelPath, StepOptions, StepStats, step};
 use weft_reference::ReferenceSolver;
+use weft_testkit::models::{positions, settings};
 
 fn elasticity(alpha: f32) -> Elasticity {
     Elasticity::Compliance(Compliance::new(alpha).unwrap())
@@ -126,7 +124,7 @@ fn a_flat_sheet_keeps_its_shape_under_rigid_motion() {
             }
             assert!(largest <= 2e-5, "seed {seed}, {path:?}: a hinge bent by {largest} rad");
             assert!(largest_bend(&bent) <= 2e-5);
-            let gap = common::max_diff(&positions(&bent), &positions(&free));
+            let gap = weft_testkit::models::max_diff(&positions(&bent), &positions(&free));
             assert!(gap <= 1e-4, "seed {seed}, {path:?}: {gap} m from the sheet without bending");
         }
         run(&mut bent, KernelPath::Simd);

@@ -29,9 +29,6 @@
 //! rest angle not subtracted, a lane written to the wrong particle) moves the cloth by
 //! millimetres in the first step.
 
-mod common;
-
-use common::{Grid, max_diff, positions, settings};
 use proptest::prelude::*;
 use weft_core::bending::BendingDesc;
 use weft_core::limits::Limits;
@@ -41,6 +38,7 @@ use weft_core::units::{Compliance, Elasticity};
 use weft_core::{ClothDesc, EdgeSet, MassSpec, Model, ModelBuilder, SimSettings};
 use weft_kernels::{KernelPath, StepOptions, step};
 use weft_reference::ReferenceSolver;
+use weft_testkit::models::{Grid, max_diff, positions, settings};
 
 /// Tolerance after one step, in m.
 const TOL_1: f32 = 1e-5;

@@ -3,13 +3,14 @@
 //! the input has one) and the rule, never a panic — and leaves no file at all in the output
 //! directory. Usage errors keep clap's exit status 2.
 
-mod support;
-
 use std::ffi::{OsStr, OsString};
 use std::fs;
 use std::path::{Path, PathBuf};
 
-use support::weft;
+use weft_testkit::cli::Bin;
+
+/// The `weft` binary cargo built for these tests.
+const WEFT: Bin = Bin(env!("CARGO_BIN_EXE_weft"));
 
 /// The worked example of docs/physics.md plus a third particle (for triangles).
 const SEED: &str = r#"[simulation]
@@ -330,7 +331,7 @@ fn check(case: &Case, dir: &Path) -> Vec<String> {
         "pc2,usd,obj".into(),
     ];
     args.extend(case.args.iter().map(OsString::from));
-    let output = weft(&args);
+    let output = WEFT.run(&args);
     let stderr = String::from_utf8_lossy(&output.stderr).into_owned();
     let mut problems = Vec::new();
     if output.status.code() != Some(1) {
@@ -396,7 +397,7 @@ fn bad_input_does_not_create_the_output_directory() {
     let scene = dir.path().join("bad.toml");
     fs::write(&scene, with(SEED, "substeps = 1", "substeps = 0")).unwrap();
     let out = dir.path().join("not-yet");
-    let output = weft([OsStr::new("bake"), scene.as_ref(), "-o".as_ref(), out.as_ref()]);
+    let output = WEFT.run([OsStr::new("bake"), scene.as_ref(), "-o".as_ref(), out.as_ref()]);
     assert_eq!(output.status.code(), Some(1));
     assert!(!out.exists(), "the output directory was created");
 }
@@ -407,7 +408,7 @@ fn validate_reports_the_same_errors() {
     let scene = dir.path().join("scene.toml");
     let text = with(SEED, "edges = [[0, 1]]", "edges = [[1, 1]]");
     fs::write(&scene, &text).unwrap();
-    let output = weft([OsStr::new("validate"), scene.as_ref()]);
+    let output = WEFT.run([OsStr::new("validate"), scene.as_ref()]);
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert_eq!(output.status.code(), Some(1), "{stderr}");
     assert!(output.stdout.is_empty());
@@ -434,7 +435,7 @@ fn usage_errors_keep_clap_exit_status_2() {
         vec!["frobnicate"],
         vec![],
     ] {
-        let output = weft(&args);
+        let output = WEFT.run(&args);
         let stderr = String::from_utf8_lossy(&output.stderr);
         assert_eq!(output.status.code(), Some(2), "{args:?}: {stderr}");
         assert!(!stderr.contains("panicked"), "{args:?}: {stderr}");

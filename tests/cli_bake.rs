@@ -2,14 +2,15 @@
 //! the same bytes for any `--threads` and either `--kernel`; `weft validate`, `weft demo` and `weft
 //! --version` say what they should; and a bake replaces an old cache only with a complete one.
 
-mod support;
-
 use std::ffi::OsStr;
 use std::fs;
 use std::path::{Path, PathBuf};
 
-use support::{contents, weft, weft_ok};
 use weft::io::read_pc2;
+use weft_testkit::cli::{Bin, contents};
+
+/// The `weft` binary cargo built for these tests.
+const WEFT: Bin = Bin(env!("CARGO_BIN_EXE_weft"));
 
 fn example(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("examples").join(name)
@@ -20,7 +21,7 @@ fn seed_example_lands_exactly_at_one_and_one_and_a_half_metres() {
     for (scene, x, residual) in [("seed.toml", 1.0f32, "0.0"), ("seed-soft.toml", 1.5, "0.5")] {
         let dir = tempfile::tempdir().unwrap();
         let output =
-            weft_ok([OsStr::new("bake"), example(scene).as_ref(), "--out".as_ref(), dir.path().as_ref()]);
+            WEFT.run_ok([OsStr::new("bake"), example(scene).as_ref(), "--out".as_ref(), dir.path().as_ref()]);
         assert!(output.stdout.is_empty());
         let summary = String::from_utf8_lossy(&output.stderr);
         assert!(summary.contains("baked 1 frame (1 time step)"), "{summary}");
@@ -84,7 +85,7 @@ fn caches_are_the_same_bytes_for_any_thread_count_and_either_kernel() {
             "--quiet".as_ref(),
         ];
         args.extend(extra.iter().map(OsStr::new));
-        let output = weft_ok(&args);
+        let output = WEFT.run_ok(&args);
         assert!(output.stderr.is_empty(), "--quiet printed something");
         contents(&out)
     };
@@ -120,7 +121,7 @@ fn validate_prints_the_model() {
          pin_corners = [\"top-left\", \"top-right\"]\n",
     )
     .unwrap();
-    let output = weft_ok([OsStr::new("validate"), scene.as_ref()]);
+    let output = WEFT.run_ok([OsStr::new("validate"), scene.as_ref()]);
     assert!(output.stderr.is_empty());
     let text = String::from_utf8(output.stdout).unwrap();
     for line in [
@@ -152,7 +153,7 @@ fn validate_prints_the_model() {
 fn demo_writes_a_pc2_and_a_scene_that_bakes_the_same_bytes() {
     let dir = tempfile::tempdir().unwrap();
     let demo = dir.path().join("demo");
-    let output = weft_ok([OsStr::new("demo"), "--out".as_ref(), demo.as_ref(), "-q".as_ref()]);
+    let output = WEFT.run_ok([OsStr::new("demo"), "--out".as_ref(), demo.as_ref(), "-q".as_ref()]);
     let stdout = String::from_utf8_lossy(&output.stdout);
     assert!(stdout.contains(&demo.join("demo.toml").display().to_string()), "{stdout}");
 
@@ -172,14 +173,14 @@ fn demo_writes_a_pc2_and_a_scene_that_bakes_the_same_bytes() {
     let scene = demo.join("demo.toml");
     assert_eq!(fs::read_to_string(&scene).unwrap(), fs::read_to_string(example("flag.toml")).unwrap());
     let again = dir.path().join("again");
-    weft_ok([OsStr::new("bake"), scene.as_ref(), "--out".as_ref(), again.as_ref(), "-q".as_ref()]);
+    WEFT.run_ok([OsStr::new("bake"), scene.as_ref(), "--out".as_ref(), again.as_ref(), "-q".as_ref()]);
     assert!(fs::read(again.join("flag.pc2")).unwrap() == bytes);
     assert_eq!(fs::read(again.join("stats.csv")).unwrap(), fs::read(demo.join("stats.csv")).unwrap());
 }
 
 #[test]
 fn version_names_the_simd_level() {
-    let output = weft_ok(["--version"]);
+    let output = WEFT.run_ok(["--version"]);
     assert_eq!(
         String::from_utf8(output.stdout).unwrap(),
         format!("weft {} ({})\n", env!("CARGO_PKG_VERSION"), weft::kernels::simd_level())
@@ -199,12 +200,12 @@ fn a_bake_replaces_an_old_cache_only_with_a_complete_one() {
     let bad = dir.path().join("bad.toml");
     let text = fs::read_to_string(example("seed.toml")).unwrap().replace("iterations = 1", "iterations = 0");
     fs::write(&bad, text).unwrap();
-    let output = weft([OsStr::new("bake"), bad.as_ref(), "--out".as_ref(), out.as_ref()]);
+    let output = WEFT.run([OsStr::new("bake"), bad.as_ref(), "--out".as_ref(), out.as_ref()]);
     assert_eq!(output.status.code(), Some(1));
     assert_eq!(contents(&out), old);
 
     // A bake that succeeds replaces them whole, leaving no temporary file.
-    weft_ok([
+    WEFT.run_ok([
         OsStr::new("bake"),
         example("seed.toml").as_ref(),
         "--out".as_ref(),
@@ -225,7 +226,7 @@ fn a_bake_that_fails_while_publishing_leaves_no_file_of_its_own() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("out");
     fs::create_dir_all(out.join("seed.usda")).unwrap();
-    let output = weft([
+    let output = WEFT.run([
         OsStr::new("bake"),
         example("seed.toml").as_ref(),
         "--out".as_ref(),

@@ -3,14 +3,15 @@
 //! with animated colliders writes the same bytes for 1 and 2 threads and for either kernel; and
 //! the shipped collider scenes bake with no particle deep in a collider, saying so in the summary.
 
-mod support;
-
 use std::ffi::OsStr;
 use std::fs;
 use std::path::Path;
 use std::process::Output;
 
-use support::weft;
+use weft_testkit::cli::Bin;
+
+/// The `weft` binary cargo built for these tests.
+const WEFT: Bin = Bin(env!("CARGO_BIN_EXE_weft"));
 
 /// A small cloth over a floor and a keyframed box (the box is the last key table).
 const BASE: &str = r#"[simulation]
@@ -153,7 +154,7 @@ fn bad_colliders_are_one_error_line_naming_the_key() {
         let path = dir.path().join("scene.toml");
         fs::write(&path, &scene).unwrap();
         let out = dir.path().join("out");
-        let output = weft([OsStr::new("bake"), path.as_ref(), "--out".as_ref(), out.as_ref()]);
+        let output = WEFT.run([OsStr::new("bake"), path.as_ref(), "--out".as_ref(), out.as_ref()]);
         let stderr = String::from_utf8_lossy(&output.stderr).into_owned();
         let mut problems = Vec::new();
         if output.status.code() != Some(1) {
@@ -184,7 +185,7 @@ fn bad_colliders_are_one_error_line_naming_the_key() {
 fn bake(scene: &Path, out: &Path, extra: &[&str]) -> Output {
     let mut args: Vec<&OsStr> = vec![OsStr::new("bake"), scene.as_ref(), "--out".as_ref(), out.as_ref()];
     args.extend(extra.iter().map(OsStr::new));
-    let output = weft(&args);
+    let output = WEFT.run(&args);
     assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
     output
 }

@@ -24,15 +24,13 @@
 //! most 5.4, gaps under 4e-6 m where the sensitivity is small (with the fast cases and the swept
 //! check: at most 4.0, and 2.9e-6 m; the largest gap is 0.21 of its tolerance).
 
-mod common;
-
-use common::{Grid, bits_after, contact_tolerance, max_diff, nudged, positions, settings};
 use proptest::prelude::*;
 use weft_core::collider::{ColliderDesc, ColliderShape, Friction, RigidKey};
 use weft_core::limits::Limits;
 use weft_core::{Model, ModelBuilder};
 use weft_kernels::{KernelPath, StepOptions, step};
 use weft_reference::ReferenceSolver;
+use weft_testkit::models::{Grid, bits_after, contact_tolerance, max_diff, nudged, positions, settings};
 
 /// A random collider: shape index, size, pose, an optional second key, thickness, friction.
 fn collider() -> impl Strategy<Value = ColliderDesc> {

@@ -5,15 +5,13 @@
 //! kernels. Penetration is measured here independently of the solver's own count: every free
 //! particle's signed distance to every collider, from the shapes' definitions.
 
-mod common;
-
 use std::path::Path;
 
-use common::kinetic_energy;
 use weft::io::parse_scene;
 use weft_core::Model;
 use weft_core::limits::Limits;
 use weft_kernels::{KernelPath, StepOptions, step};
+use weft_testkit::models::kinetic_energy;
 
 fn model(text: &str) -> Model {
     let scene = parse_scene(text, Path::new("test.toml"), &Limits::default()).unwrap();

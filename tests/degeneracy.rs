@@ -7,15 +7,13 @@
 //! * A constraint whose particles are all pinned can never move: it is left out at build and
 //!   counted.
 
-mod common;
-
-use common::{positions, run, settings};
 use weft_core::distance::MAX_LENGTH;
 use weft_core::limits::Limits;
 use weft_core::units::{Compliance, Elasticity};
 use weft_core::{ClothDesc, EdgeSet, MassSpec, Model, ModelBuilder};
 use weft_kernels::KernelPath;
 use weft_reference::ReferenceSolver;
+use weft_testkit::models::{positions, run, settings};
 
 /// Particles 0 and 1 (joined by an edge) are 0.2 m apart and move towards each other at 1 m/s
 /// each, so they meet exactly at `x = 0` after 0.1 s; particles 2..10 form a chain off to the

@@ -23,32 +23,32 @@ fn replay(target: &str, body: fn(&[u8])) {
 
 #[test]
 fn scene_corpus() {
-    replay("scene", weft::fuzzing::scene_text);
+    replay("scene", weft_testkit::fuzzing::scene_text);
 }
 
 #[test]
 fn obj_corpus() {
-    replay("obj", weft::fuzzing::obj_bytes);
+    replay("obj", weft_testkit::fuzzing::obj_bytes);
 }
 
 #[test]
 fn pc2_corpus() {
-    replay("pc2", weft::fuzzing::pc2_bytes);
+    replay("pc2", weft_testkit::fuzzing::pc2_bytes);
 }
 
 #[test]
 fn checkpoint_corpus() {
-    replay("checkpoint", weft::fuzzing::checkpoint_bytes);
+    replay("checkpoint", weft_testkit::fuzzing::checkpoint_bytes);
 }
 
 #[test]
 fn triangle_pairs_corpus() {
-    replay("triangle_pairs", weft::fuzzing::triangle_pairs);
+    replay("triangle_pairs", weft_testkit::fuzzing::triangle_pairs);
 }
 
 #[test]
 fn arbitrary_scene_corpus() {
-    replay("arbitrary_scene", weft::fuzzing::arbitrary_scene);
+    replay("arbitrary_scene", weft_testkit::fuzzing::arbitrary_scene);
 }
 
 /// Replays one committed regression input, which must exist.
@@ -59,25 +59,26 @@ fn regression(target: &str, name: &str, body: fn(&[u8])) {
 }
 
 /// The scene a committed `arbitrary_scene` regression input draws.
-fn regression_scene(name: &str) -> weft::fuzzing::ArbitraryScene {
+fn regression_scene(name: &str) -> weft_testkit::fuzzing::ArbitraryScene {
     let file = Path::new(env!("CARGO_MANIFEST_DIR")).join("fuzz/regressions/arbitrary_scene").join(name);
     let data = std::fs::read(&file).unwrap_or_else(|e| panic!("{}: {e}", file.display()));
     let mut u = arbitrary::Unstructured::new(&data);
-    weft::fuzzing::ArbitraryScene::generate(&mut u, data.ends_with(weft::fuzzing::TAME)).unwrap()
+    weft_testkit::fuzzing::ArbitraryScene::generate(&mut u, data.ends_with(weft_testkit::fuzzing::TAME))
+        .unwrap()
 }
 
 /// `arbitrary_scene`: β = 1e30 N·s/m times a relative speed of 1e9 m/s overflowed `Δλ` to
 /// infinity and the positions to NaN; such a lane is now skipped and counted.
 #[test]
 fn regression_damping_overflow() {
-    regression("arbitrary_scene", "damping-overflow-4d194bbd", weft::fuzzing::arbitrary_scene);
+    regression("arbitrary_scene", "damping-overflow-4d194bbd", weft_testkit::fuzzing::arbitrary_scene);
 }
 
 /// `scene`: a wind of 1.1e17 m/s with lift overflowed a particle's predicted velocity to
 /// infinity and then NaN; such a prediction is now not made.
 #[test]
 fn regression_wind_overflow() {
-    regression("scene", "wind-overflow-19ae9dca.toml", weft::fuzzing::scene_text);
+    regression("scene", "wind-overflow-19ae9dca.toml", weft_testkit::fuzzing::scene_text);
 }
 
 /// `arbitrary_scene`: a scene whose rest lengths are far from its initial distances (a random
@@ -89,7 +90,7 @@ fn regression_agreement_far_from_rest() {
     let scene = regression_scene("agreement-far-from-rest-a1f0eb56");
     assert!(scene.cloth.edge_sets.iter().any(|e| e.rest_lengths.is_some()));
     assert!(!scene.well_conditioned());
-    regression("arbitrary_scene", "agreement-far-from-rest-a1f0eb56", weft::fuzzing::arbitrary_scene);
+    regression("arbitrary_scene", "agreement-far-from-rest-a1f0eb56", weft_testkit::fuzzing::arbitrary_scene);
 }
 
 /// `arbitrary_scene`, three findings of one afternoon, each a scene whose triangles are slivers
@@ -114,7 +115,7 @@ fn regression_slivers_in_a_row() {
         let scene = regression_scene(name);
         assert!(scene.cloth.positions.iter().all(|p| p[1] == 0.0), "{name}: one row of the lattice");
         assert!(!scene.well_conditioned(), "{name}: slivers swept in a step");
-        regression("arbitrary_scene", name, weft::fuzzing::arbitrary_scene);
+        regression("arbitrary_scene", name, weft_testkit::fuzzing::arbitrary_scene);
     }
 }
 
@@ -126,7 +127,11 @@ fn regression_slivers_in_a_row() {
 fn regression_sliver_swept_in_one_step() {
     let scene = regression_scene("sliver-swept-in-one-step-907d985f");
     assert!(!scene.well_conditioned());
-    regression("arbitrary_scene", "sliver-swept-in-one-step-907d985f", weft::fuzzing::arbitrary_scene);
+    regression(
+        "arbitrary_scene",
+        "sliver-swept-in-one-step-907d985f",
+        weft_testkit::fuzzing::arbitrary_scene,
+    );
 }
 
 /// `arbitrary_scene`: twenty pinned particles following a keyed path (its rotation not
@@ -166,12 +171,14 @@ fn arbitrary_corpus_compares_simd_with_reference() {
     for entry in std::fs::read_dir(dir).unwrap() {
         let data = std::fs::read(entry.unwrap().path()).unwrap();
         let mut u = arbitrary::Unstructured::new(&data);
-        let Ok(scene) = weft::fuzzing::ArbitraryScene::generate(&mut u, data.ends_with(weft::fuzzing::TAME))
-        else {
+        let Ok(scene) = weft_testkit::fuzzing::ArbitraryScene::generate(
+            &mut u,
+            data.ends_with(weft_testkit::fuzzing::TAME),
+        ) else {
             continue;
         };
         let mut builder =
-            weft_core::ModelBuilder::new(scene.settings.clone(), weft::fuzzing::FUZZ_LIMITS).unwrap();
+            weft_core::ModelBuilder::new(scene.settings.clone(), weft_testkit::fuzzing::FUZZ_LIMITS).unwrap();
         if scene.well_conditioned() && builder.add_cloth(&scene.cloth).is_ok() {
             let model = builder.build().unwrap();
             compared += usize::from(model.report().stretch + model.report().shear > 0);

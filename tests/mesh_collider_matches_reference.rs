@@ -20,9 +20,6 @@
 //! sensitivity over five steps in three runs of 64 cases was 2.3e-4 m, and the largest gap 6.9e-5 m
 //! (`WEFT_PRINT_GAPS=1 cargo test --release --test mesh_collider_matches_reference -- --nocapture`).
 
-mod common;
-
-use common::{Grid, bits_after, contact_tolerance, max_diff, nudged, positions, settings};
 use proptest::prelude::*;
 use weft_core::collider::{Friction, RigidKey};
 use weft_core::follow::FollowDesc;
@@ -31,6 +28,7 @@ use weft_core::mesh_collider::MeshColliderDesc;
 use weft_core::{Model, ModelBuilder};
 use weft_kernels::{KernelPath, StepOptions, step};
 use weft_reference::ReferenceSolver;
+use weft_testkit::models::{Grid, bits_after, contact_tolerance, max_diff, nudged, positions, settings};
 
 #[derive(Debug, Clone)]
 struct Scene {

@@ -9,22 +9,22 @@
 //! (`cargo test --release --test mesh_colliders`). The measured values quoted in each test's
 //! documentation are from that build.
 
-mod common;
-mod support;
-
 use std::collections::BTreeMap;
 use std::path::Path;
 
 use glam::DVec3;
 
-use common::{Grid, kinetic_energy, positions, settings};
-use support::{contents, weft, weft_ok};
 use weft_core::collider::{ColliderDesc, ColliderShape, Friction, RigidKey};
 use weft_core::follow::{FollowDesc, closest_point_on_triangle};
 use weft_core::limits::Limits;
 use weft_core::mesh_collider::MeshColliderDesc;
 use weft_core::{ClothDesc, MassSpec, Model, ModelBuilder};
 use weft_kernels::{KernelPath, StepOptions, StepStats, step};
+use weft_testkit::cli::{Bin, contents};
+use weft_testkit::models::{Grid, kinetic_energy, positions, settings};
+
+/// The `weft` binary cargo built for these tests.
+const WEFT: Bin = Bin(env!("CARGO_BIN_EXE_weft"));
 
 /// One step of the fast path, with the residuals (and so the deep count).
 fn one_step(model: &mut Model) -> StepStats {
@@ -542,7 +542,7 @@ fn last_deep(stats: &str) -> u64 {
 #[test]
 fn the_cape_example_bakes_the_same_on_one_and_two_threads_with_no_deep_particles() {
     let scene = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/cape.toml");
-    let out = weft_ok(["validate".as_ref(), scene.as_os_str()]);
+    let out = WEFT.run_ok(["validate".as_ref(), scene.as_os_str()]);
     let text = String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
     assert!(text.contains("'body', mesh of 416 triangles over 210 vertices, 61 frames"), "{text}");
     assert!(text.contains("following pins: 16"), "{text}");
@@ -550,7 +550,7 @@ fn the_cape_example_bakes_the_same_on_one_and_two_threads_with_no_deep_particles
     let mut baked = Vec::new();
     for threads in ["1", "2"] {
         let dir = tmp.path().join(format!("j{threads}"));
-        let output = weft([
+        let output = WEFT.run([
             "bake".as_ref(),
             scene.as_os_str(),
             "--out".as_ref(),

@@ -4,17 +4,18 @@
 //! checkpoint that does not belong to the bake (another scene, a damaged file, none at all) is
 //! never used: the bake starts from frame 0, says why, and still writes the right bytes.
 
-mod support;
-
 use std::ffi::OsStr;
 use std::fs;
 use std::path::{Path, PathBuf};
 
-use support::{contents, weft, weft_ok};
+use weft_testkit::cli::{Bin, contents};
+
+/// The `weft` binary cargo built for these tests.
+const WEFT: Bin = Bin(env!("CARGO_BIN_EXE_weft"));
 
 /// Runs a bake that must succeed; returns what it said on stderr.
 fn bake_ok(args: Vec<&OsStr>) -> String {
-    String::from_utf8_lossy(&weft_ok(args).stderr).into_owned()
+    String::from_utf8_lossy(&WEFT.run_ok(args).stderr).into_owned()
 }
 
 /// The garment example cut to 12 frames (bending, tethers, shear, warp/weft, wind: every kind of
@@ -41,7 +42,7 @@ fn crash_after(scene: &Path, out: &Path, frame: u32, threads: &str) {
     let at = frame.to_string();
     let args =
         bake_args(scene, out, &["--checkpoint-every", "4", "--crash-after-checkpoint", &at, "-j", threads]);
-    let output = weft(args);
+    let output = WEFT.run(args);
     assert!(!output.status.success(), "the run was to crash");
     let left = contents(out);
     assert!(left.contains_key("weft.checkpoint"), "{:?}", left.keys());

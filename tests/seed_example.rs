@@ -6,11 +6,9 @@
 //! denominator 2, `Δλ = −0.5` and the free end at 1.5 m; a second iteration in the same step gives
 //! `Δλ = 0` and the end stays at 1.5 m.
 
-mod common;
-
-use common::{positions, seed_model};
 use weft_kernels::{KernelPath, StepOptions, step};
 use weft_reference::ReferenceSolver;
+use weft_testkit::models::{positions, seed_model};
 
 fn lambda(model: &weft_core::Model) -> f32 {
     model.distance().solve_order().next().unwrap().1

@@ -4,13 +4,13 @@
 use std::collections::BTreeMap;
 
 use weft::bake::{BakeOptions, bake_model};
+use weft::bench::pile::{PileShape, pile_cloth};
 use weft::core::builder::ModelBuilder;
 use weft::core::limits::Limits;
 use weft::core::self_collision::SelfCollisionDesc;
 use weft::core::settings::SimSettings;
 use weft::io::CacheFormat;
 use weft::kernels::KernelPath;
-use weft::pile::{PileShape, pile_cloth};
 
 fn bake_bytes(threads: usize, kernel: KernelPath) -> BTreeMap<String, Vec<u8>> {
     // A smaller pile than the example (3 layers), for 20 frames: its top layer lands on the middle

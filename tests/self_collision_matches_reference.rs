@@ -10,7 +10,7 @@ use weft::core::self_collision::SelfCollisionDesc;
 use weft::core::settings::SimSettings;
 use weft::core::{MassSpec, Model};
 use weft::kernels::{StepOptions, step};
-use weft::reference::ReferenceSolver;
+use weft_reference::ReferenceSolver;
 
 /// One cloud (cloth): positions (m), velocities (m/s), pins, thickness (m) and friction.
 type Cloud = (Vec<[f32; 3]>, Vec<[f32; 3]>, Vec<u32>, f32, f32);

@@ -25,14 +25,12 @@
 //! constraint skipped, a lane written back to the wrong particle) gives gaps of millimetres to
 //! metres in quiet cases whose sensitivity is micrometres.
 
-mod common;
-
-use common::{Grid, max_diff, positions, settings};
 use proptest::prelude::*;
 use weft_core::ModelBuilder;
 use weft_core::limits::Limits;
 use weft_kernels::{KernelPath, StepOptions, step};
 use weft_reference::ReferenceSolver;
+use weft_testkit::models::{Grid, max_diff, positions, settings};
 
 /// Tolerance after one step, in m.
 const TOL_1: f32 = 1e-5;

@@ -4,11 +4,9 @@
 //! (no fused multiply-add), and the lanes of a batch never share a written particle, so any
 //! difference is a bug in lane packing, padding, masking or the write-back.
 
-mod common;
-
-use common::{Grid, run, settings, state_bits};
 use proptest::prelude::*;
 use weft_kernels::KernelPath;
+use weft_testkit::models::{Grid, run, settings, state_bits};
 
 prop_compose! {
     fn cloth()(

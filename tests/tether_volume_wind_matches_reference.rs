@@ -22,9 +22,6 @@
 //! Measured (WEFT_PRINT_GAPS=1, 3 × 256 random cases): one-step gaps up to 1.2e-6 m; after twenty
 //! steps gap/sensitivity up to 4.3, every gap above the 2e-5 m floor within 2.4 × sensitivity.
 
-mod common;
-
-use common::{Grid, max_diff, positions, settings, state_bits};
 use proptest::prelude::*;
 use weft_core::aero::AeroDesc;
 use weft_core::limits::Limits;
@@ -37,6 +34,7 @@ use weft_core::volume::VolumeDesc;
 use weft_core::{ClothDesc, EdgeSet, MassSpec, Model, ModelBuilder, SimSettings};
 use weft_kernels::{KernelPath, StepOptions, StepStats, step};
 use weft_reference::ReferenceSolver;
+use weft_testkit::models::{Grid, max_diff, positions, settings, state_bits};
 
 /// Tolerance after one step, in m.
 const TOL_1: f32 = 1e-5;

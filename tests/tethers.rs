@@ -13,14 +13,12 @@
 //! * Bad input is refused with its rule: a scale below 1 or not finite, tethers on a cloth with
 //!   no pin, a compliance too large for the time step.
 
-mod common;
-
-use common::{positions, settings};
 use weft_core::limits::Limits;
 use weft_core::tether::{MAX_LENGTH, TetherDesc};
 use weft_core::units::{Compliance, Elasticity};
 use weft_core::{BuildError, ClothDesc, EdgeSet, MassSpec, Model, ModelBuilder, Rule, SimSettings};
 use weft_kernels::{KernelPath, StepOptions, step};
+use weft_testkit::models::{positions, settings};
 
 fn compliance(v: f32) -> Elasticity {
     Elasticity::Compliance(Compliance::new(v).unwrap())

@@ -6,10 +6,8 @@
 //! at random, whose constraints mostly cross blocks, so that the boundary colours are cut into
 //! several parallel chunks (stage 2).
 
-mod common;
-
-use common::{Grid, run, settings, state_bits};
 use weft_kernels::{KernelPath, StepStats, schedule::CHUNK_BATCHES};
+use weft_testkit::models::{Grid, run, settings, state_bits};
 
 fn bake(threads: usize, damping: f32, shuffle: Option<u64>) -> (Vec<u32>, StepStats) {
     let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();

@@ -12,13 +12,11 @@
 //! This does not promise equal errors for any motion when the step is halved:
 //! finite iterations and inertia still change the dynamics. The test compares settled states.
 
-mod common;
-
-use common::settings;
 use weft_core::limits::Limits;
 use weft_core::units::{Compliance, Elasticity};
 use weft_core::{ClothDesc, EdgeSet, MassSpec, ModelBuilder, SimSettings};
 use weft_kernels::{StepOptions, step};
+use weft_testkit::models::settings;
 
 const G: f32 = 9.81;
 const MASS: f32 = 0.5;

@@ -18,9 +18,6 @@
 //!   A sphere wound inward throughout is flipped at build (documented in `weft_core::volume`) and
 //!   simulates bit for bit like the outward one.
 
-mod common;
-
-use common::settings;
 use weft_core::grid::{GridDesc, GridPlane};
 use weft_core::limits::Limits;
 use weft_core::shapes::icosphere;
@@ -29,6 +26,7 @@ use weft_core::units::{Compliance, Elasticity};
 use weft_core::volume::VolumeDesc;
 use weft_core::{BuildError, ClothDesc, EdgeSet, MassSpec, Model, ModelBuilder, Rule, SimSettings};
 use weft_kernels::{KernelPath, StepOptions, StepStats, step};
+use weft_testkit::models::settings;
 
 fn compliance(v: f32) -> Elasticity {
     Elasticity::Compliance(Compliance::new(v).unwrap())

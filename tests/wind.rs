@@ -11,9 +11,6 @@
 //! * Keyed wind is interpolated in time, and the force follows the wind at the step's start.
 //! * The forces (and whole steps) are bit-identical on pools of 1 and 3 threads.
 
-mod common;
-
-use common::settings;
 use weft_core::aero::{AeroDesc, AeroModel, wind_at};
 use weft_core::grid::{GridDesc, GridPlane};
 use weft_core::limits::Limits;
@@ -21,6 +18,7 @@ use weft_core::settings::WindKey;
 use weft_core::units::{Compliance, Elasticity};
 use weft_core::{ClothDesc, MassSpec, Model, ModelBuilder, Rule, SimSettings};
 use weft_kernels::{KernelPath, StepOptions, step};
+use weft_testkit::models::settings;
 
 fn compliance(v: f32) -> Elasticity {
     Elasticity::Compliance(Compliance::new(v).unwrap())

@@ -2,4 +2,4 @@
 //! the same bytes.
 #![no_main]
 
-libfuzzer_sys::fuzz_target!(|data: &[u8]| weft::fuzzing::checkpoint_bytes(data));
+libfuzzer_sys::fuzz_target!(|data: &[u8]| weft_testkit::fuzzing::checkpoint_bytes(data));

@@ -1,4 +1,4 @@
 //! Scene text → parse + validate + build (+ two steps): a one-line error or a finite model.
 #![no_main]
 
-libfuzzer_sys::fuzz_target!(|data: &[u8]| weft::fuzzing::scene_text(data));
+libfuzzer_sys::fuzz_target!(|data: &[u8]| weft_testkit::fuzzing::scene_text(data));

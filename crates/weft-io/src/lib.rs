@@ -1,7 +1,7 @@
 //! # weft-io — weft's files
 //!
-//! Everything weft reads and writes. A user's mistake is an `Err` whose one-line message names the
-//! file, the line and the rule, never a panic.
+//! Everything weft reads and writes, with one bad-input policy: a user's mistake is an
+//! `Err` whose one-line message names the file, the line and the rule, never a panic.
 //!
 //! * [`scene`]: scene files (TOML) into a [`weft_core::ModelBuilder`] (the keys are documented in
 //!   the repository's `docs/scene.md`). [`load_scene`] / [`parse_scene`] give a [`Scene`];
@@ -31,3 +31,4 @@ pub use cache::{CacheFormat, CacheMark, CacheSpec, CacheWriter, UnknownFormat, c
 pub use obj::{ObjError, ObjMesh, ObjProblem, ObjectSelection, parse_obj, read_obj};
 pub use pc2::{Pc2, Pc2Error, parse_pc2, read_pc2};
 pub use scene::{MAX_SCENE_BYTES, Scene, SceneError, SceneRule, SourcePos, load_scene, parse_scene};
+pub use staged::StagedFile;

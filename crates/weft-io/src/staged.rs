@@ -97,6 +97,86 @@ impl Drop for Staged {
     }
 }
 
+/// One file written under `TARGET.partial` and renamed to `TARGET` by [`StagedFile::commit`]
+/// (the statistics of a bake, the demo's scene): the one-file form of the staging that every
+/// cache writer uses. Dropped uncommitted (an error, a panic), it removes its temporary file.
+///
+/// Its errors are the operating system's, without the file's name (the caller names the file),
+/// but for [`StagedFile::reopen`], whose errors name the temporary file.
+#[derive(Debug)]
+pub struct StagedFile {
+    /// `None` once closed.
+    out: Option<BufWriter<File>>,
+    /// `TARGET.partial`; empty once committed.
+    temp: PathBuf,
+    /// The final path.
+    target: PathBuf,
+}
+
+impl StagedFile {
+    /// Creates (or truncates) `target.partial`.
+    pub fn create(target: &Path) -> io::Result<Self> {
+        let temp = partial_path(target);
+        let file = File::create(&temp)?;
+        Ok(StagedFile { out: Some(BufWriter::new(file)), temp, target: target.to_path_buf() })
+    }
+
+    /// Reopens `target.partial` left by an earlier run, cut back to its first `len` bytes (see
+    /// [`reopen_partial`]).
+    pub fn reopen(target: &Path, len: u64) -> io::Result<Self> {
+        let temp = partial_path(target);
+        let file = reopen_partial(&temp, len)?;
+        Ok(StagedFile { out: Some(BufWriter::new(file)), temp, target: target.to_path_buf() })
+    }
+
+    /// The final path, `TARGET`.
+    pub fn target(&self) -> &Path {
+        &self.target
+    }
+
+    /// Appends `bytes`.
+    pub fn write(&mut self, bytes: &[u8]) -> io::Result<()> {
+        match &mut self.out {
+            Some(out) => out.write_all(bytes),
+            None => Err(io::Error::other("the file is already closed")),
+        }
+    }
+
+    /// Flushes and syncs what is written so far; returns the file's length in bytes.
+    pub fn sync(&mut self) -> io::Result<u64> {
+        match &mut self.out {
+            Some(out) => {
+                out.flush()?;
+                out.get_ref().sync_data()?;
+                Ok(out.get_ref().metadata()?.len())
+            }
+            None => Err(io::Error::other("the file is already closed")),
+        }
+    }
+
+    /// Flushes and syncs the file, renames it into place and returns its final path.
+    pub fn commit(mut self) -> io::Result<PathBuf> {
+        if let Some(out) = self.out.take() {
+            close(out)?;
+        }
+        fs::rename(&self.temp, &self.target)?;
+        // Committed: nothing to remove on drop.
+        self.temp = PathBuf::new();
+        Ok(self.target.clone())
+    }
+}
+
+impl Drop for StagedFile {
+    fn drop(&mut self) {
+        // Close before removing (removing an open file fails on some systems).
+        drop(self.out.take());
+        if !self.temp.as_os_str().is_empty() {
+            // Best effort: a drop cannot report, and the file may be gone already.
+            let _ = fs::remove_file(&self.temp);
+        }
+    }
+}
+
 /// Opens the temporary file `temp` left by an earlier run for writing at its end, after cutting it
 /// back to its first `len` bytes (a length a checkpoint recorded). Fails, naming the file, if it
 /// is missing or shorter than `len`.
@@ -151,5 +231,28 @@ mod tests {
         close(w).unwrap();
         assert_eq!(s.commit().unwrap(), vec![a.clone()]);
         assert!(a.exists() && !partial_path(&a).exists());
+    }
+
+    #[test]
+    fn staged_file_is_removed_unless_committed_and_reopens_cut_back() {
+        let dir = tempfile::tempdir().unwrap();
+        let a = dir.path().join("a.csv");
+        {
+            let mut f = StagedFile::create(&a).unwrap();
+            f.write(b"abc").unwrap();
+            assert_eq!(f.sync().unwrap(), 3);
+        }
+        assert_eq!(fs::read_dir(dir.path()).unwrap().count(), 0);
+
+        let mut f = StagedFile::create(&a).unwrap();
+        f.write(b"abcdef").unwrap();
+        f.sync().unwrap();
+        std::mem::forget(f); // as a crash would: the temporary file stays
+        let mut f = StagedFile::reopen(&a, 2).unwrap();
+        f.write(b"x").unwrap();
+        assert_eq!(f.target(), a.as_path());
+        assert_eq!(f.commit().unwrap(), a);
+        assert_eq!(fs::read(&a).unwrap(), b"abx");
+        assert!(!partial_path(&a).exists());
     }
 }

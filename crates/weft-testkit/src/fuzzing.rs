@@ -1,6 +1,7 @@
 //! The bodies of the cargo-fuzz targets in `fuzz/`, as library functions: libFuzzer runs them
-//! through `fuzz/fuzz_targets/*.rs`, and `tests/fuzz_replay.rs` runs every committed corpus and
-//! regression input through the same functions under plain `cargo test` on the stable toolchain.
+//! through `fuzz/fuzz_targets/*.rs`, and the `fuzz_replay` tests of the `weft` package run every
+//! committed corpus and regression input through the same functions under plain `cargo test` on
+//! the stable toolchain.
 //!
 //! Each body states the invariant it checks: any input either fails with a one-line error, or
 //! gives a model whose state stays finite. A panic anywhere is a finding.

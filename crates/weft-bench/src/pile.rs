@@ -93,7 +93,7 @@ pub fn obj_text(shape: &PileShape) -> String {
         "# A strip laid in {} folds for weft's self-collision pile. Units: m, y up.",
         shape.layers
     );
-    let _ = writeln!(s, "# Written by `cargo run --example make_pile` (src/pile.rs).");
+    let _ = writeln!(s, "# Written by `cargo run --example make_pile` (crates/weft-bench/src/pile.rs).");
     let _ = writeln!(s, "# {} vertices, {} quads.", positions.len(), quads.len());
     let _ = writeln!(s, "o pile");
     for p in &positions {

@@ -1,5 +1,5 @@
-//! Model builders shared by the cross-crate tests.
-#![allow(dead_code, unreachable_pub)]
+//! Model builders and state comparisons shared by the tests: settings, the worked two-particle
+//! example, grid cloths, positions and bit patterns of a model's state, tolerances.
 
 use weft_core::grid::{GridDesc, GridPlane};
 use weft_core::limits::Limits;
@@ -44,12 +44,19 @@ pub fn seed_model(compliance: f32, iterations: u32) -> Model {
 /// A grid cloth description.
 #[derive(Debug, Clone)]
 pub struct Grid {
+    /// Particles along u (x).
     pub nu: u32,
+    /// Particles along v (y).
     pub nv: u32,
+    /// Stretch compliance, m/N.
     pub stretch: f32,
+    /// Shear compliance, m/N.
     pub shear: f32,
+    /// XPBD damping `β` of the stretch and shear constraints, N·s/m.
     pub damping: f32,
+    /// Pinned particles.
     pub pins: Vec<u32>,
+    /// Initial velocities (m/s), one per particle; `None`: at rest.
     pub velocities: Option<Vec<[f32; 3]>>,
     /// Renumber the particles with this seed (a scrambled order puts most constraints on block
     /// boundaries).

@@ -6,7 +6,7 @@
 //! back: if it belongs to this very bake (same [`fingerprint`]), the temporary files are reopened
 //! and cut back to the recorded lengths, the state is put back, and the bake goes on from the
 //! next frame. Because a bake is deterministic, a resumed bake writes the same bytes as one that
-//! never stopped (`tests/resume.rs`). The checkpoint is removed once the bake has published its
+//! never stopped (the `resume` tests of the `weft` package). The checkpoint is removed once the bake has published its
 //! files.
 
 use std::fmt::Write as _;
@@ -155,8 +155,9 @@ mod tests {
 
     #[test]
     fn fingerprints_are_stable_and_tell_bakes_apart() {
-        let a = crate::bench::hanging_grid(6).unwrap();
-        let b = crate::bench::hanging_grid(6).unwrap();
+        let grid = |n| weft_testkit::models::Grid::new(n, n).model(weft_core::SimSettings::default());
+        let a = grid(6);
+        let b = grid(6);
         let pc2 = [CacheFormat::Pc2];
         // Built twice, the same model has the same fingerprint (nothing in it hashes by address
         // or by a randomly seeded map).
@@ -166,7 +167,7 @@ mod tests {
             fingerprint(&a, &pc2, KernelPath::Simd),
             fingerprint(&a, &[CacheFormat::Pc2, CacheFormat::Usd], KernelPath::Simd)
         );
-        let c = crate::bench::hanging_grid(7).unwrap();
+        let c = grid(7);
         assert_ne!(fingerprint(&a, &pc2, KernelPath::Simd), fingerprint(&c, &pc2, KernelPath::Simd));
     }
 }

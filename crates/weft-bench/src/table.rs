@@ -1,4 +1,5 @@
-//! `weft bench`: the performance table of DESIGN §6, measured side by side in one run.
+//! The table `weft bench` prints: weft's performance figures, measured side by side in one run
+//! (what they mean and how to read them: `docs/performance.md`).
 //!
 //! These machines are shared and noisy, so absolute times mean little; ratios measured in the same
 //! run do. Every variant works on its own copy of the same model and the variants run in
@@ -7,10 +8,11 @@
 //!
 //! Rows:
 //! * **distance projections per second** on a 128×128 and a 512×512 grid (stretch and shear
-//!   constraints, colour batches): the reference solver (`weft-reference`, array of structs, one
-//!   constraint at a time), the scalar twin of the kernels on one thread, the SIMD kernels on one
-//!   thread, and on all threads; with the ratios SIMD / scalar twin, SIMD / reference and N
-//!   threads / 1 thread. The sweeps of a round run in one team, as a step runs its iterations;
+//!   constraints, colour batches): the scalar twin of the kernels on one thread, the SIMD kernels
+//!   on one thread, and on all threads; with the ratios SIMD / scalar twin and N threads / 1
+//!   thread. The sweeps of a round run in one team, as a step runs its iterations. (The reference
+//!   solver is not part of the product: its figures are in the criterion benches, `cargo bench -p
+//!   weft-bench`.);
 //! * **bending and tether projections per second** on a 128×128 hanging cloth with bending and
 //!   tethers, after it has fallen for a while (so hinges are bent and tethers taut): the scalar
 //!   twin and the SIMD kernels, each on one thread, and their ratio;
@@ -21,75 +23,32 @@
 //!   without self-collision on one thread.
 //! * **mesh collider**: milliseconds per frame of a 128×128 hanging cloth pressed by a ball, the
 //!   ball a triangle mesh (an icosphere of 5,120 triangles), an analytic sphere, or absent; on one
-//!   thread and on all threads.
+//!   thread and on all threads;
+//! * **quality measure**: what a bake measures after every frame (intersecting triangle pairs,
+//!   largest stretch) on a 512×512 hanging cloth, against the frame it follows.
 
 use std::fmt::Write as _;
 use std::time::Instant;
 
 use anyhow::Context as _;
 use rayon::{ThreadPool, ThreadPoolBuilder};
-use weft_core::bending::BendingDesc;
-use weft_core::grid::{GridDesc, GridPlane};
+use weft_bake::stats::Quality;
 use weft_core::limits::Limits;
-use weft_core::tether::TetherDesc;
-use weft_core::units::{Compliance, Elasticity};
-use weft_core::{MassSpec, Model, ModelBuilder, SimSettings};
+use weft_core::{Model, ModelBuilder, SimSettings};
 use weft_kernels::bending::Bending;
 use weft_kernels::distance::Distance;
 use weft_kernels::schedule::solve;
 use weft_kernels::tether::Tether;
 use weft_kernels::{KernelPath, StepOptions};
-use weft_reference::ReferenceSolver;
+
+use crate::pile::{PileShape, pile_cloth};
+use crate::scenes::{ITERATIONS, SUBSTEPS, hanging_builder, hanging_cloth, hanging_grid};
 
 /// Options of `weft bench`.
 #[derive(Debug, Clone, Default)]
 pub struct BenchOptions {
     /// Small grids and few rounds: a smoke test that finishes in about a second.
     pub quick: bool,
-}
-
-/// Substeps per frame of the frame-time scenes.
-const SUBSTEPS: u32 = 4;
-/// Iterations per step of the frame-time scenes.
-const ITERATIONS: u32 = 8;
-
-/// A square grid cloth of `n × n` particles, 1 m wide, hanging in the xy plane from its two top
-/// corners, with stiff stretch and softer shear: the standard bench cloth.
-pub fn hanging_grid(n: u32) -> anyhow::Result<Model> {
-    hanging_cloth(n, false)
-}
-
-/// [`hanging_grid`], with bending (compliance 1 rad²/(N·m)) and tethers (scale 1.05, rigid) to
-/// its two pins when `full`.
-fn hanging_cloth(n: u32, full: bool) -> anyhow::Result<Model> {
-    Ok(hanging_builder(n, full)?.build()?)
-}
-
-/// The builder of [`hanging_cloth`], with its cloth added.
-fn hanging_builder(n: u32, full: bool) -> anyhow::Result<ModelBuilder> {
-    let settings = SimSettings {
-        fps: 60.0,
-        frames: 1,
-        substeps: SUBSTEPS,
-        iterations: ITERATIONS,
-        gravity: [0.0, -9.81, 0.0],
-        velocity_damping: 0.1,
-        ..SimSettings::default()
-    };
-    let grid = GridDesc { resolution: [n, n], size: [1.0, 1.0], origin: [0.0; 3], plane: GridPlane::XY };
-    let compliance = |c| Ok::<_, anyhow::Error>(Elasticity::Compliance(Compliance::new(c)?));
-    let mut cloth = grid
-        .generate(&Limits::default())
-        .map_err(|(field, rule)| anyhow::anyhow!("grid.{field}: {rule}"))?
-        .into_cloth("bench", MassSpec::Density(0.2), compliance(1e-8)?, compliance(1e-6)?);
-    cloth.pins = vec![grid.corners()[2], grid.corners()[3]];
-    if full {
-        cloth.bending = Some(BendingDesc { elasticity: compliance(1.0)?, damping: 0.0 });
-        cloth.tethers = Some(TetherDesc { scale: 1.05, elasticity: Elasticity::RIGID });
-    }
-    let mut builder = ModelBuilder::new(settings, Limits::default())?;
-    builder.add_cloth(&cloth)?;
-    Ok(builder)
 }
 
 /// One measured variant: seconds per sweep in each round.
@@ -225,30 +184,17 @@ fn kind_rows(n: u32, rounds: usize, out: &mut String) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// A sweep of the reference solver over its copy of `model`.
-fn reference_sweep<'a>(model: &Model) -> Sweep<'a> {
-    let mut reference = ReferenceSolver::from_model(model);
-    Box::new(move |sweeps| {
-        let start = Instant::now();
-        for _ in 0..sweeps {
-            reference.project_distances();
-        }
-        start.elapsed().as_secs_f64()
-    })
-}
-
 /// Runs the distance-projection rows for an `n × n` grid.
 fn distance_rows(n: u32, rounds: usize, threads: usize, out: &mut String) -> anyhow::Result<()> {
     let model = hanging_grid(n)?;
     let constraints = model.distance().len();
     let (one, all) = (pool(1)?, pool(threads)?);
     let mut variants: Vec<(String, Sweep<'_>)> = vec![
-        ("reference (AoS, glam), 1 thread".into(), reference_sweep(&model)),
         ("scalar twin, 1 thread".into(), kernel_sweep(&model, KernelPath::Scalar, &one)),
         ("SIMD, 1 thread".into(), kernel_sweep(&model, KernelPath::Simd, &one)),
         (format!("SIMD, {threads} threads"), kernel_sweep(&model, KernelPath::Simd, &all)),
     ];
-    // Enough sweeps per round that the slowest variant takes about 40 ms.
+    // Enough sweeps per round that the slowest variant (the scalar twin) takes about 40 ms.
     let sweeps = sweeps_for(&mut variants[0].1);
     let series = measure(&mut variants, sweeps, rounds);
     let fill = model.report().distance.fill * 100.0;
@@ -266,9 +212,8 @@ fn distance_rows(n: u32, rounds: usize, threads: usize, out: &mut String) -> any
         let t = median(s.seconds.clone());
         writeln!(out, "  {:<34} {:>12.1} {:>12.3}", s.label, constraints as f64 / t / 1e6, t * 1e3)?;
     }
-    let [reference, scalar, simd, parallel] = [&series[0], &series[1], &series[2], &series[3]];
+    let [scalar, simd, parallel] = [&series[0], &series[1], &series[2]];
     writeln!(out, "  SIMD vs its scalar twin, 1 thread:  {:.2}×", speedup(scalar, simd))?;
-    writeln!(out, "  SIMD vs reference, 1 thread:        {:.2}×", speedup(reference, simd))?;
     writeln!(out, "  SIMD {threads} threads vs 1 thread:       {:.2}×", speedup(simd, parallel))?;
     Ok(())
 }
@@ -313,10 +258,10 @@ fn frame_rows(n: u32, rounds: usize, threads: usize, out: &mut String) -> anyhow
     Ok(())
 }
 
-/// The pile of `examples/pile.toml` (see [`crate::pile`]) at 60 fps, [`SUBSTEPS`] substeps and
+/// The pile of `examples/pile.toml` (see [`crate::pile`](mod@crate::pile)) at 60 fps, [`SUBSTEPS`] substeps and
 /// [`ITERATIONS`] iterations, with self-collision (2.5 cm thickness, friction 0.3) or without,
 /// after it has collapsed for `settle` time steps on `threads` threads (so layers lie on layers).
-fn settled_pile(shape: &crate::pile::PileShape, self_collision: bool, settle: u32) -> anyhow::Result<Model> {
+fn settled_pile(shape: &PileShape, self_collision: bool, settle: u32) -> anyhow::Result<Model> {
     let settings = SimSettings {
         fps: 60.0,
         substeps: SUBSTEPS,
@@ -326,7 +271,7 @@ fn settled_pile(shape: &crate::pile::PileShape, self_collision: bool, settle: u3
     };
     let contact = weft_core::self_collision::SelfCollisionDesc { thickness: 0.025, friction: 0.3 };
     let mut builder = ModelBuilder::new(settings, Limits::default())?;
-    builder.add_cloth(&crate::pile::pile_cloth(shape, self_collision.then_some(contact)))?;
+    builder.add_cloth(&pile_cloth(shape, self_collision.then_some(contact)))?;
     let mut model = builder.build()?;
     for _ in 0..settle {
         weft_kernels::step(&mut model, &StepOptions::default());
@@ -337,11 +282,8 @@ fn settled_pile(shape: &crate::pile::PileShape, self_collision: bool, settle: u3
 /// Runs the self-collision row: the collapsed pile, milliseconds per frame with self-collision on
 /// 1 thread and on all threads, and without self-collision on 1 thread (what it costs).
 fn self_collision_rows(quick: bool, rounds: usize, threads: usize, out: &mut String) -> anyhow::Result<()> {
-    let shape = if quick {
-        crate::pile::PileShape { layers: 3, width: 0.1, ..Default::default() }
-    } else {
-        crate::pile::PileShape::default()
-    };
+    let shape =
+        if quick { PileShape { layers: 3, width: 0.1, ..Default::default() } } else { PileShape::default() };
     let settle = if quick { 24 } else { 96 };
     let (one, all) = (pool(1)?, pool(threads)?);
     let on = one.install(|| settled_pile(&shape, true, settle))?;
@@ -443,7 +385,7 @@ fn quality_rows(n: u32, rounds: usize, threads: usize, out: &mut String) -> anyh
             weft_kernels::step(&mut model, &StepOptions::default());
         }
     });
-    let mut quality = [crate::bake::Quality::new(&model), crate::bake::Quality::new(&model)];
+    let mut quality = [Quality::new(&model), Quality::new(&model)];
     let mut frame = vec![(model.clone(), &one)];
     let mut seconds = [Vec::new(), Vec::new(), Vec::new()];
     for round in 0..=rounds {
@@ -467,7 +409,7 @@ fn quality_rows(n: u32, rounds: usize, threads: usize, out: &mut String) -> anyh
         out,
         "  {n}×{n} hanging cloth after 0.25 s ({} triangles): {:.2} ms on 1 thread, {:.2} ms on \
          {threads} ({ratio:.2}×); {vs_frame:.2}× its frame on 1 thread ({:.2} ms)",
-        quality[0].triangles.len(),
+        quality[0].triangle_count(),
         t1 * 1e3,
         tn * 1e3,
         tf * 1e3,

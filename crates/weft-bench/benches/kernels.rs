@@ -3,12 +3,13 @@
 //! and whole frames of the hanging 128×128 cloth.
 //!
 //! ```text
-//! cargo bench --bench kernels                         # measure (throughput in projections/s)
-//! cargo bench --bench kernels -- --profile-time 5     # flamegraphs instead, one per bench:
+//! cargo bench -p weft-bench --bench kernels                      # measure (throughput in projections/s)
+//! cargo bench -p weft-bench --bench kernels -- --profile-time 5  # flamegraphs instead, one per bench:
 //!     target/criterion/<group>/<bench>/profile/flamegraph.svg
 //! ```
 //!
-//! For the side-by-side ratio table of DESIGN §6 in one run, use `weft bench`.
+//! The reference solver is measured here only (`weft bench` leaves it out: it is not part of the
+//! product). For the side-by-side ratio table in one run, use `weft bench` (`docs/performance.md`).
 
 use std::fs::File;
 use std::path::Path;
@@ -16,7 +17,7 @@ use std::path::Path;
 use criterion::profiler::Profiler;
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
 use rayon::ThreadPoolBuilder;
-use weft::bench::hanging_grid;
+use weft_bench::hanging_grid;
 use weft_kernels::{KernelPath, StepOptions};
 use weft_reference::ReferenceSolver;
 

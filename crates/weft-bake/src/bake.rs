@@ -1,0 +1,383 @@
+//! The bake proper: the model built, every cache opened (or reopened from a checkpoint), every
+//! frame stepped and written, then every file published.
+
+use std::fs;
+use std::io;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use weft_core::Rule;
+use weft_core::limits::RAISE_HINT;
+use weft_core::model::ClothInfo;
+use weft_core::{Model, SimSettings};
+use weft_io::checkpoint::{CHECKPOINT_FILE, Checkpoint, read_checkpoint, write_checkpoint};
+use weft_io::{
+    CacheFormat, CacheSpec, CacheWriter, Scene, StagedFile, create_cache, parse_scene, resume_cache,
+};
+use weft_kernels::{StepOptions, StepStats, Stepper};
+
+use crate::checkpointing::{self, CheckpointPolicy, Schedule};
+use crate::progress::Progress;
+use crate::stats::{Quality, STATS_FILE, STATS_HEADER, stats_row};
+use crate::{BakeError, BakeOptions, BakeReport, FrameStats};
+
+/// Bakes `scene` (see the [crate docs](crate)).
+///
+/// The model is built under [`BakeOptions::limits`]; if the scene was read under other limits, it
+/// is parsed again from its text with these. Nothing is created on disk before the model is built.
+pub fn bake(scene: &Scene, options: &BakeOptions) -> Result<BakeReport, BakeError> {
+    bake_with_progress(scene, options, &mut ())
+}
+
+/// [`bake`], telling `progress` of every frame done.
+pub fn bake_with_progress(
+    scene: &Scene,
+    options: &BakeOptions,
+    progress: &mut dyn Progress,
+) -> Result<BakeReport, BakeError> {
+    let started = Instant::now();
+    let reparsed;
+    let scene = if *scene.limits() == options.limits {
+        scene
+    } else {
+        reparsed = parse_scene(scene.text(), scene.path(), &options.limits)?;
+        &reparsed
+    };
+    let mut model = scene.build_model()?;
+    run(&mut model, options, progress, started).map_err(|e| match e {
+        BakeError::TooLarge { rule, .. } => {
+            BakeError::TooLarge { place: format!("{}: simulation", scene.path().display()), rule }
+        }
+        e => e,
+    })
+}
+
+/// Bakes a model built in code; the caches are named after its cloths. On return `model` holds
+/// the state after the last frame.
+///
+/// The model's particle count, constraint count and `frames × substeps` are checked against
+/// [`BakeOptions::limits`] first.
+pub fn bake_model(model: &mut Model, options: &BakeOptions) -> Result<BakeReport, BakeError> {
+    bake_model_with_progress(model, options, &mut ())
+}
+
+/// [`bake_model`], telling `progress` of every frame done.
+pub fn bake_model_with_progress(
+    model: &mut Model,
+    options: &BakeOptions,
+    progress: &mut dyn Progress,
+) -> Result<BakeReport, BakeError> {
+    run(model, options, progress, Instant::now())
+}
+
+/// Refuses a model larger than `limits`.
+fn check_limits(model: &Model, options: &BakeOptions) -> Result<(), BakeError> {
+    let s = model.settings();
+    let limits = &options.limits;
+    let check = |what, requested: u64, limit: u64, hint| {
+        if requested > limit {
+            Err(BakeError::TooLarge {
+                place: "the model".to_string(),
+                rule: Rule::TooLarge { what, requested, limit, hint },
+            })
+        } else {
+            Ok(())
+        }
+    };
+    check("particles in the scene", model.particles().len() as u64, limits.max_particles, RAISE_HINT)?;
+    check("constraints in the scene", model.distance().len() as u64, limits.max_constraints, RAISE_HINT)?;
+    check("frames × substeps time steps", s.frames as u64 * s.substeps as u64, limits.max_steps, RAISE_HINT)?;
+    // A cache holds `frames + 1` samples; PC2 counts them in an `i32`, the others in a `u32`.
+    let (most, hint) = if options.effective_formats().contains(&CacheFormat::Pc2) {
+        (i32::MAX as u64 - 1, "a PC2 cache counts its frames + 1 samples in 32 bits")
+    } else {
+        (u32::MAX as u64 - 1, "a cache counts its frames + 1 samples in 32 bits")
+    };
+    check("frames", s.frames as u64, most, hint)
+}
+
+/// The bake proper; `started` is when the caller started (for the wall time).
+fn run(
+    model: &mut Model,
+    options: &BakeOptions,
+    progress: &mut dyn Progress,
+    started: Instant,
+) -> Result<BakeReport, BakeError> {
+    check_limits(model, options)?;
+    let requested = options.threads.unwrap_or(0);
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(requested)
+        .thread_name(|i| format!("weft-{i}"))
+        .build()
+        .map_err(|source| BakeError::ThreadPool { threads: requested, source })?;
+    fs::create_dir_all(&options.out_dir)
+        .map_err(|source| BakeError::OutDir { path: options.out_dir.clone(), source })?;
+    let mut report = pool.install(|| frames(model, options, progress))?;
+    report.wall_time = started.elapsed();
+    Ok(report)
+}
+
+/// One open cache: the cloth it belongs to (index into the model's cloths) and its writer.
+struct OpenCache {
+    cloth: usize,
+    format: CacheFormat,
+    writer: Box<dyn CacheWriter>,
+}
+
+/// Opens every cache, writes sample 0, steps and writes every frame, then publishes the files.
+/// Runs inside the bake's pool.
+fn frames(
+    model: &mut Model,
+    options: &BakeOptions,
+    progress: &mut dyn Progress,
+) -> Result<BakeReport, BakeError> {
+    let settings = model.settings().clone();
+    let cloths: Vec<ClothInfo> = model.cloths().to_vec();
+    let formats = options.effective_formats();
+    let cache_err =
+        |cloth: &ClothInfo, format, source| BakeError::Cache { cloth: cloth.name.clone(), format, source };
+
+    let spec = |cloth| cache_spec(&options.out_dir, cloth, &settings);
+    let stats_path = options.out_dir.join(STATS_FILE);
+    let stats_err = |source| BakeError::File { path: stats_path.clone(), source };
+    let checkpoint_path = options.out_dir.join(CHECKPOINT_FILE);
+    let checkpointing = options.resume || options.checkpoints != CheckpointPolicy::Never;
+    let fingerprint =
+        if checkpointing { checkpointing::fingerprint(model, &formats, options.kernel) } else { 0 };
+
+    // Go on from a checkpoint of this bake, if asked and there is one; else start afresh.
+    let mut resume_note = None;
+    let mut resumed = None;
+    if options.resume {
+        match resume(model, options, &cloths, &formats, fingerprint) {
+            Ok(r) => resumed = Some(r),
+            Err(note) => resume_note = Some(note),
+        }
+    }
+    let (mut caches, mut stats, first_frame) = match resumed {
+        Some((caches, stats, checkpoint)) => {
+            checkpointing::restore(model, &checkpoint);
+            (caches, stats, checkpoint.frame + 1)
+        }
+        None => {
+            // A checkpoint left by another bake would not match the files this one writes.
+            let _ = fs::remove_file(&checkpoint_path);
+            let mut caches = Vec::with_capacity(cloths.len() * formats.len());
+            for (c, cloth) in cloths.iter().enumerate() {
+                for &format in &formats {
+                    let writer =
+                        create_cache(format, &spec(cloth)).map_err(|e| cache_err(cloth, format, e))?;
+                    caches.push(OpenCache { cloth: c, format, writer });
+                }
+            }
+            let mut stats = StagedFile::create(&stats_path).map_err(stats_err)?;
+            stats.write(STATS_HEADER.as_bytes()).map_err(stats_err)?;
+            stats.write(b"\n").map_err(stats_err)?;
+            (caches, stats, 1)
+        }
+    };
+
+    let mut sample = Vec::new();
+    if first_frame == 1 {
+        write_samples(model, &cloths, &mut caches, &mut sample)?;
+    }
+    let mut schedule = Schedule::new(options.checkpoints);
+    let mut quality = Quality::new(model);
+
+    let frame_started = Instant::now();
+    progress.start(settings.frames, settings.substeps);
+    // One stepper for the whole bake: its buffers are kept from step to step. The residual is
+    // measured on the last time step of each frame only.
+    let quiet = StepOptions { path: options.kernel, residual: false };
+    let last = StepOptions { residual: true, ..quiet };
+    let mut stepper = Stepper::new(quiet);
+    let mut totals = StepStats::default();
+    // Grown as frames are baked, never reserved up front from a count in the scene.
+    let mut per_frame = Vec::new();
+    for frame in first_frame..=settings.frames {
+        let mut frame_stats = StepStats::default();
+        for s in 1..=settings.substeps {
+            stepper.set_options(if s == settings.substeps { last } else { quiet });
+            let stats = stepper.step(model);
+            frame_stats.accumulate(&stats);
+            totals.accumulate(&stats);
+        }
+        let (intersections, max_stretch) = quality.measure(model);
+        let row = FrameStats {
+            frame,
+            time: frame as f64 / settings.fps,
+            step: frame_stats,
+            intersections,
+            max_stretch,
+        };
+        stats.write(stats_row(&row).as_bytes()).map_err(stats_err)?;
+        per_frame.push(row);
+        write_samples(model, &cloths, &mut caches, &mut sample)?;
+        progress.frame_done(frame);
+        if schedule.due(frame, settings.frames) {
+            let mut checkpoint = checkpointing::capture(model, fingerprint, frame);
+            for cache in &mut caches {
+                let mark =
+                    cache.writer.mark().map_err(|e| cache_err(&cloths[cache.cloth], cache.format, e))?;
+                checkpoint.caches.push(mark);
+            }
+            checkpoint.stats_bytes = stats.sync().map_err(stats_err)?;
+            write_checkpoint(&checkpoint_path, &checkpoint)
+                .map_err(|source| BakeError::File { path: checkpoint_path.clone(), source })?;
+            if options.crash_after_checkpoint == Some(frame) {
+                // A crash, for tests: no destructor runs, every temporary file stays.
+                std::process::abort();
+            }
+        }
+    }
+    progress.finish();
+    let frame_time = frame_started.elapsed();
+
+    // Publish the caches, then the statistics. On any failure, remove what this bake already
+    // published: no set of files that looks complete is left.
+    let mut files: Vec<PathBuf> = Vec::new();
+    let published = publish(caches, stats, &cloths, &mut files);
+    if let Err(e) = published {
+        for f in &files {
+            // Best effort: the error being returned is the one that matters.
+            let _ = fs::remove_file(f);
+        }
+        return Err(e);
+    }
+    // Published: the checkpoint has nothing left to resume (best effort; a stale one is
+    // recognised by its fingerprint and by its missing temporary files).
+    let _ = fs::remove_file(&checkpoint_path);
+
+    let report = model.report();
+    Ok(BakeReport {
+        frames: settings.frames,
+        substeps: settings.substeps,
+        iterations: settings.iterations,
+        steps: settings.frames as u64 * settings.substeps as u64,
+        particles: report.particles,
+        pinned: report.pinned,
+        colliders: report.colliders + report.mesh_colliders,
+        constraints: model.distance().len(),
+        dropped_at_build: report.dropped_pinned,
+        totals: StepStats { dropped_at_build: report.dropped_pinned, ..totals },
+        per_frame,
+        threads: rayon::current_num_threads(),
+        kernel: options.kernel,
+        files,
+        resumed_from: (first_frame > 1).then_some(first_frame - 1),
+        resume_note,
+        frame_time,
+        wall_time: Duration::ZERO,
+    })
+}
+
+/// The cache of `cloth` in `dir`: `frames + 1` samples at the scene's frame rate.
+fn cache_spec<'a>(dir: &'a Path, cloth: &'a ClothInfo, settings: &SimSettings) -> CacheSpec<'a> {
+    CacheSpec {
+        dir,
+        name: &cloth.name,
+        triangles: &cloth.triangles,
+        uvs: &cloth.uvs,
+        point_count: cloth.particles.len(),
+        fps: settings.fps,
+        samples: settings.frames.saturating_add(1), // below u32::MAX: see check_limits
+    }
+}
+
+/// What a resumed bake goes on with: its reopened caches and statistics, and the checkpoint.
+type Resumed = (Vec<OpenCache>, StagedFile, Checkpoint);
+
+/// Reads the checkpoint in the output directory and, if it belongs to this bake, reopens every
+/// cache and the statistics at its marks. Otherwise says why not (nothing is changed on disk
+/// then, but for temporary files cut back to a mark the checkpoint recorded).
+fn resume(
+    model: &Model,
+    options: &BakeOptions,
+    cloths: &[ClothInfo],
+    formats: &[CacheFormat],
+    fingerprint: u64,
+) -> Result<Resumed, String> {
+    let path = options.out_dir.join(CHECKPOINT_FILE);
+    let checkpoint = match read_checkpoint(&path) {
+        Ok(c) => c,
+        Err(weft_io::checkpoint::CheckpointError::Read { source, .. })
+            if source.kind() == io::ErrorKind::NotFound =>
+        {
+            return Err(format!("no checkpoint in {}", options.out_dir.display()));
+        }
+        Err(e) => return Err(format!("{}: {e}", path.display())),
+    };
+    let count = cloths.len() * formats.len();
+    if let Some(why) = checkpointing::unusable(&checkpoint, model, fingerprint, count) {
+        return Err(format!("{}: {why}", path.display()));
+    }
+    let mut caches = Vec::with_capacity(count);
+    let mut marks = checkpoint.caches.iter();
+    for (c, cloth) in cloths.iter().enumerate() {
+        for &format in formats {
+            let mark = marks.next().ok_or("the checkpoint records too few caches")?;
+            let spec = cache_spec(&options.out_dir, cloth, model.settings());
+            let writer = resume_cache(format, &spec, mark)
+                .map_err(|e| format!("{format} cache of cloth '{}': {e}", cloth.name))?;
+            if mark.samples != checkpoint.frame + 1 {
+                return Err(format!(
+                    "{format} cache of cloth '{}' holds {} samples, frame {} needs {}",
+                    cloth.name,
+                    mark.samples,
+                    checkpoint.frame,
+                    checkpoint.frame + 1
+                ));
+            }
+            caches.push(OpenCache { cloth: c, format, writer });
+        }
+    }
+    let stats = StagedFile::reopen(&options.out_dir.join(STATS_FILE), checkpoint.stats_bytes)
+        .map_err(|e| format!("{STATS_FILE}: {e}"))?;
+    Ok((caches, stats, checkpoint))
+}
+
+/// Renames every cache and then the statistics into place, appending each published file to
+/// `files`.
+fn publish(
+    caches: Vec<OpenCache>,
+    stats: StagedFile,
+    cloths: &[ClothInfo],
+    files: &mut Vec<PathBuf>,
+) -> Result<(), BakeError> {
+    for cache in caches {
+        let written = cache.writer.finish().map_err(|source| BakeError::Cache {
+            cloth: cloths[cache.cloth].name.clone(),
+            format: cache.format,
+            source,
+        })?;
+        files.extend(written);
+    }
+    let path = stats.target().to_path_buf();
+    files.push(stats.commit().map_err(|source| BakeError::File { path, source })?);
+    Ok(())
+}
+
+/// Writes the current positions of every cloth to each of its caches.
+fn write_samples(
+    model: &Model,
+    cloths: &[ClothInfo],
+    caches: &mut [OpenCache],
+    sample: &mut Vec<[f32; 3]>,
+) -> Result<(), BakeError> {
+    let positions = model.particles().positions();
+    let mut filled = usize::MAX;
+    for cache in caches.iter_mut() {
+        let cloth = &cloths[cache.cloth];
+        if filled != cache.cloth {
+            sample.clear();
+            sample.extend(positions[cloth.particles.clone()].iter().map(|p| [p[0], p[1], p[2]]));
+            filled = cache.cloth;
+        }
+        cache.writer.write_sample(sample).map_err(|source| BakeError::Cache {
+            cloth: cloth.name.clone(),
+            format: cache.format,
+            source,
+        })?;
+    }
+    Ok(())
+}

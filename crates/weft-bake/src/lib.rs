@@ -1,0 +1,92 @@
+//! # weft-bake — a scene in, caches out
+//!
+//! This crate's one job is baking: [`bake`] builds a scene's model, steps it frame by frame with
+//! one [`weft_kernels::Stepper`] (kept for the whole bake) and writes, for every cloth and every
+//! requested [`CacheFormat`](weft_io::CacheFormat), a cache of `frames + 1` samples (sample 0 is
+//! the initial state, sample `k` the state after frame `k`, at time `k/fps` s), plus a table of
+//! per-frame statistics. [`bake_model`] does the same for a model built in code. What a bake did
+//! comes back as data, a [`BakeReport`]; rendering it as text is the caller's business.
+//!
+//! * [`BakeOptions`]: where to, which formats, threads, kernel, limits, checkpoints, resuming;
+//! * [`checkpointing`]: checkpoints of a bake and resuming from one;
+//! * [`stats`]: the per-frame statistics file, `stats.csv`, and the quality measure behind it;
+//! * [`BakeReport`] and [`FrameStats`]: what a bake did;
+//! * [`BakeError`]: why a bake failed;
+//! * [`Progress`]: being told of every frame done (a progress bar).
+//!
+//! One frame is `substeps` XPBD time steps of `h = 1/(fps·substeps)` s. The residual `|C|` of the
+//! constraints is evaluated after the last time step of each frame only (one read-only pass), so
+//! the statistics cost nothing on the other steps.
+//!
+//! # Files written in the output directory
+//!
+//! | file | content |
+//! |------|---------|
+//! | `NAME.pc2` | PC2 point cache of cloth `NAME` ([`weft_io::pc2`]) |
+//! | `NAME.usda` | ASCII USD mesh with time-sampled points ([`weft_io::usd`]) |
+//! | `NAME.0000.obj`, ... | one OBJ per sample ([`weft_io::obj_sequence`]) |
+//! | `stats.csv` | one row per frame, the columns of [`STATS_HEADER`]: `frame`, `time_s` (s), the degenerate projections of the frame, then the residuals and quality measures after it |
+//! | `weft.checkpoint` | while a bake runs, its last checkpoint ([`checkpointing`]) |
+//!
+//! # Guarantees
+//!
+//! * **Deterministic.** Every byte written is a function of the scene and the weft version only:
+//!   the same for any thread count and for either [`KernelPath`](weft_kernels::KernelPath) (the
+//!   kernels are bit-identical), run after run. No file holds a wall-clock time; timings are only
+//!   in the returned [`BakeReport`].
+//! * **All or nothing.** Every file is written under a temporary name (`NAME.pc2.partial`,
+//!   `stats.csv.partial`) and renamed into place only after the last frame. A bake that fails
+//!   removes its temporary files and any file of its own it had already renamed; a bake that is
+//!   killed leaves only `*.partial` files, which no reader takes for a cache. A cache already in
+//!   the directory is replaced only by a complete one, by an atomic rename.
+//! * **Never NaN, never a panic on bad input.** A scene that breaks a rule is a [`BakeError`]
+//!   naming the file, line and rule, returned before the output directory is created. The kernels
+//!   keep finite input finite; the cache writers refuse a non-finite sample, which would come back
+//!   as [`BakeError::Cache`].
+//!
+//! ```
+//! use std::path::Path;
+//! use weft_bake::{BakeOptions, bake};
+//! use weft_core::limits::Limits;
+//!
+//! // One end pinned, 1 kg at 2 m, rest length 1 m, α = 0.01 m/N, one step of 0.1 s.
+//! let text = r#"
+//! [simulation]
+//! fps = 10.0
+//! frames = 1
+//! substeps = 1
+//! iterations = 1
+//! gravity = [0.0, 0.0, 0.0]
+//!
+//! [[cloth]]
+//! name = "seed"
+//! positions = [[0.0, 0.0, 0.0], [2.0, 0.0, 0.0]]
+//! edges = [[0, 1]]
+//! rest_lengths = [1.0]
+//! stretch_compliance = 0.01
+//! pins = [0]
+//! "#;
+//! let scene = weft_io::parse_scene(text, Path::new("seed.toml"), &Limits::default()).unwrap();
+//! let dir = tempfile::tempdir().unwrap();
+//! let report = bake(&scene, &BakeOptions::new(dir.path())).unwrap();
+//! assert_eq!(report.steps, 1);
+//! assert_eq!(report.files.last().unwrap(), &dir.path().join(weft_bake::STATS_FILE));
+//! let cache = weft_io::read_pc2(&dir.path().join("seed.pc2")).unwrap();
+//! assert_eq!(cache.sample(1)[1], [1.5, 0.0, 0.0]);
+//! ```
+
+mod bake;
+pub mod checkpointing;
+mod error;
+mod options;
+mod progress;
+mod report;
+pub mod stats;
+
+pub use bake::{bake, bake_model, bake_model_with_progress, bake_with_progress};
+pub use checkpointing::CheckpointPolicy;
+pub use error::BakeError;
+pub use options::BakeOptions;
+pub use progress::Progress;
+pub use report::{BakeReport, FrameStats};
+pub use stats::{STATS_FILE, STATS_HEADER, stats_csv, stats_row};

@@ -1,0 +1,19 @@
+//! # weft-bench — weft's performance figures
+//!
+//! This crate's one job is measuring weft: [`run`] measures and returns the table `weft bench`
+//! prints (variants on copies of one model, in interleaved rounds, medians of rates and of
+//! per-round ratios; see `docs/performance.md`), and its criterion benches
+//! (`cargo bench -p weft-bench`) measure the kernels one by one, against the reference solver too,
+//! with a flamegraph per bench on request.
+//!
+//! * [`table`]: the side-by-side table of `weft bench` ([`run`], [`BenchOptions`]);
+//! * [`scenes`]: the hanging grid cloths the figures are measured on ([`hanging_grid`]);
+//! * [`pile`]: the folded cloth pile of `examples/pile.toml`, built in code (the self-collision
+//!   row; also the OBJ of the example and the tests' pile).
+
+pub mod pile;
+pub mod scenes;
+pub mod table;
+
+pub use scenes::hanging_grid;
+pub use table::{BenchOptions, run};

@@ -1,0 +1,55 @@
+//! The scenes the benchmarks measure, built in code: hanging grid cloths (the pile is
+//! [`crate::pile`]).
+
+use weft_core::bending::BendingDesc;
+use weft_core::grid::{GridDesc, GridPlane};
+use weft_core::limits::Limits;
+use weft_core::tether::TetherDesc;
+use weft_core::units::{Compliance, Elasticity};
+use weft_core::{MassSpec, Model, ModelBuilder, SimSettings};
+
+/// Substeps (time steps) per frame of the frame-time scenes.
+pub const SUBSTEPS: u32 = 4;
+/// Solver iterations per time step of the frame-time scenes.
+pub const ITERATIONS: u32 = 8;
+
+/// A square grid cloth of `n × n` particles, 1 m × 1 m, hanging in the xy plane from its two top
+/// corners, with stiff stretch (compliance 1e-8 m/N) and softer shear (1e-6 m/N), 0.2 kg/m²: the
+/// standard bench cloth. One frame at 60 fps of [`SUBSTEPS`] time steps of [`ITERATIONS`]
+/// iterations, gravity 9.81 m/s², velocity damping 0.1 1/s.
+pub fn hanging_grid(n: u32) -> anyhow::Result<Model> {
+    hanging_cloth(n, false)
+}
+
+/// [`hanging_grid`], with bending (compliance 1 rad²/(N·m)) and tethers (scale 1.05, rigid) to
+/// its two pins when `full`.
+pub(crate) fn hanging_cloth(n: u32, full: bool) -> anyhow::Result<Model> {
+    Ok(hanging_builder(n, full)?.build()?)
+}
+
+/// The builder of [`hanging_cloth`], with its cloth added.
+pub(crate) fn hanging_builder(n: u32, full: bool) -> anyhow::Result<ModelBuilder> {
+    let settings = SimSettings {
+        fps: 60.0,
+        frames: 1,
+        substeps: SUBSTEPS,
+        iterations: ITERATIONS,
+        gravity: [0.0, -9.81, 0.0],
+        velocity_damping: 0.1,
+        ..SimSettings::default()
+    };
+    let grid = GridDesc { resolution: [n, n], size: [1.0, 1.0], origin: [0.0; 3], plane: GridPlane::XY };
+    let compliance = |c| Ok::<_, anyhow::Error>(Elasticity::Compliance(Compliance::new(c)?));
+    let mut cloth = grid
+        .generate(&Limits::default())
+        .map_err(|(field, rule)| anyhow::anyhow!("grid.{field}: {rule}"))?
+        .into_cloth("bench", MassSpec::Density(0.2), compliance(1e-8)?, compliance(1e-6)?);
+    cloth.pins = vec![grid.corners()[2], grid.corners()[3]];
+    if full {
+        cloth.bending = Some(BendingDesc { elasticity: compliance(1.0)?, damping: 0.0 });
+        cloth.tethers = Some(TetherDesc { scale: 1.05, elasticity: Elasticity::RIGID });
+    }
+    let mut builder = ModelBuilder::new(settings, Limits::default())?;
+    builder.add_cloth(&cloth)?;
+    Ok(builder)
+}

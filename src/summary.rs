@@ -1,0 +1,146 @@
+//! The bake summary a person reads on stderr after `weft bake` and `weft demo`: text rendered from
+//! a [`BakeReport`].
+
+use std::fmt::Write as _;
+use std::path::PathBuf;
+
+use weft::bake::{BakeReport, FrameStats};
+use weft::kernels::KernelPath;
+
+/// A few lines for a person: frames, steps, time, threads, SIMD level, degenerate projections,
+/// constraints dropped at build, the final `|C|` and the files written.
+pub(crate) fn summary(report: &BakeReport) -> String {
+    let mut s = String::new();
+    let r = report.final_residual();
+    if let Some(note) = &report.resume_note {
+        let _ = writeln!(s, "not resumed: {note}; baked from frame 0");
+    }
+    let _ = writeln!(
+        s,
+        "baked {} ({}) in {:.3} s: {:.2} ms/frame, {:.3e} projections/s",
+        count(report.frames as u64, "frame"),
+        count(report.steps, "time step"),
+        report.wall_time.as_secs_f64(),
+        report.ms_per_frame(),
+        report.projections_per_second()
+    );
+    if let Some(frame) = report.resumed_from {
+        let _ =
+            writeln!(s, "  resumed from the checkpoint after frame {frame}: these figures cover the rest");
+    }
+    let _ = writeln!(
+        s,
+        "  threads {}, kernel {}, SIMD {}",
+        report.threads,
+        kernel_name(report.kernel),
+        weft::kernels::simd_level()
+    );
+    let _ = writeln!(
+        s,
+        "  model: {} ({} pinned), {}, {} dropped at build (both ends pinned)",
+        count(report.particles as u64, "particle"),
+        report.pinned,
+        count(report.constraints as u64, "distance constraint"),
+        report.dropped_at_build
+    );
+    let _ = writeln!(s, "  degenerate projections: {}", report.totals.degenerate());
+    if report.colliders > 0 {
+        let deep = |f: &FrameStats| f.step.colliders.deep.unwrap_or(0);
+        let worst = report.per_frame.iter().max_by_key(|f| (deep(f), std::cmp::Reverse(f.frame)));
+        let (most, at) = worst.map_or((0, 0), |f| (deep(f), f.frame));
+        let _ = writeln!(
+            s,
+            "  colliders: {}; particles deeper than half the thickness: {} after the last frame, \
+             at most {} (frame {}); particles caught by the swept check: {}",
+            report.colliders,
+            report.per_frame.last().map_or(0, deep),
+            most,
+            at,
+            report.totals.colliders.swept
+        );
+    }
+    if let Some(last) = report.per_frame.last() {
+        let worst = report.per_frame.iter().max_by_key(|f| (f.intersections, std::cmp::Reverse(f.frame)));
+        let (most, at) = worst.map_or((0, 0), |f| (f.intersections, f.frame));
+        let stretch = report.per_frame.iter().map(|f| f.max_stretch).fold(0.0f32, f32::max);
+        let _ = writeln!(
+            s,
+            "  intersecting triangle pairs: {} after the last frame, at most {} (frame {}); \
+             largest stretch {:.3} % after the last frame, {:.3} % at most",
+            last.intersections,
+            most,
+            at,
+            last.max_stretch * 100.0,
+            stretch * 100.0
+        );
+    }
+    let _ = writeln!(
+        s,
+        "  final distance |C|: max {:.3e} m, mean {:.3e} m, largest strain {:.3} %",
+        r.max_abs,
+        r.mean_abs(),
+        r.max_rel * 100.0
+    );
+    if let Some(last) = report.per_frame.last() {
+        let kinds =
+            [("bending", &last.step.bending, "rad"), ("tethers", &last.step.tethers, "m beyond bound")];
+        for (name, kind, unit) in kinds {
+            if let Some(r) = kind.residual.filter(|r| r.count > 0) {
+                let _ = writeln!(
+                    s,
+                    "  final {name} |C|: max {:.3e} {unit}, mean {:.3e} {unit} ({} degenerate projections)",
+                    r.max_abs,
+                    r.mean_abs(),
+                    kind.degenerate
+                );
+            }
+        }
+        if let Some(r) = last.step.volume.residual.filter(|r| r.count > 0) {
+            let _ = writeln!(s, "  final volume error: {:.3} % of the target", r.max_rel * 100.0);
+        }
+    }
+    let _ = writeln!(s, "  wrote {}", file_list(&report.files));
+    s
+}
+
+/// `1 frame`, `2 frames`.
+fn count(n: u64, noun: &str) -> String {
+    if n == 1 { format!("1 {noun}") } else { format!("{n} {noun}s") }
+}
+
+/// The name of a kernel path as the command line spells it.
+pub(crate) fn kernel_name(path: KernelPath) -> &'static str {
+    match path {
+        KernelPath::Simd => "simd",
+        KernelPath::Scalar => "scalar",
+    }
+}
+
+/// `N files in DIR: a, b, ...` for people, eliding the middle of a long list (OBJ sequences).
+pub(crate) fn file_list(files: &[PathBuf]) -> String {
+    let dir = files.first().and_then(|f| f.parent()).map(|d| d.display().to_string()).unwrap_or_default();
+    let name = |f: &PathBuf| f.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    let names: Vec<String> = if files.len() <= 8 {
+        files.iter().map(name).collect()
+    } else {
+        let mut v: Vec<String> = files[..3].iter().map(name).collect();
+        v.push("…".to_string());
+        v.extend(files[files.len() - 3..].iter().map(name));
+        v
+    };
+    let plural = if files.len() == 1 { "" } else { "s" };
+    format!("{} file{plural} in {dir}: {}", files.len(), names.join(", "))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn long_file_lists_are_elided() {
+        let files: Vec<PathBuf> = (0..20).map(|i| PathBuf::from(format!("out/f.{i:04}.obj"))).collect();
+        let s = file_list(&files);
+        assert!(s.starts_with("20 files in out: f.0000.obj, "), "{s}");
+        assert!(s.contains("…") && s.ends_with("f.0019.obj"), "{s}");
+    }
+}
