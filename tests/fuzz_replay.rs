@@ -147,7 +147,7 @@ fn regression_nan_velocity_following_pins() {
     let mut reference = weft_reference::ReferenceSolver::from_model(&fast);
     let options = weft_kernels::StepOptions { path: weft_kernels::KernelPath::Simd, residual: false };
     let (mut held_fast, mut held_reference) = (0, 0);
-    for step in 0..weft::fuzzing::ARBITRARY_STEPS {
+    for step in 0..weft_testkit::fuzzing::ARBITRARY_STEPS {
         held_fast += weft_kernels::step(&mut fast, &options).held;
         held_reference += reference.step().held;
         assert!(fast.particles().all_finite(), "SIMD: a non-finite position or velocity after step {step}");
@@ -159,7 +159,7 @@ fn regression_nan_velocity_following_pins() {
     }
     assert!(held_fast > 0, "the finding exercises the hold rule in the SIMD path");
     assert!(held_reference > 0, "the finding exercises the hold rule in the reference");
-    regression("arbitrary_scene", "nan-velocity-following-pins", weft::fuzzing::arbitrary_scene);
+    regression("arbitrary_scene", "nan-velocity-following-pins", weft_testkit::fuzzing::arbitrary_scene);
 }
 
 /// The agreement check of `arbitrary_scene` is not vacuous: some corpus inputs are
