@@ -39,7 +39,7 @@ use weft_kernels::bending::Bending;
 use weft_kernels::distance::Distance;
 use weft_kernels::schedule::solve;
 use weft_kernels::tether::Tether;
-use weft_kernels::{KernelPath, StepOptions};
+use weft_kernels::{KernelPath, StepOptions, Stepper};
 
 use crate::pile::{PileShape, pile_cloth};
 use crate::scenes::{ITERATIONS, SUBSTEPS, hanging_builder, hanging_cloth, hanging_grid};
@@ -219,15 +219,18 @@ fn distance_rows(n: u32, rounds: usize, threads: usize, out: &mut String) -> any
 }
 
 /// Seconds per frame ([`SUBSTEPS`] time steps) of each `(model, pool)` in each of `rounds` rounds,
-/// the runs interleaved within a round, after one warm-up round.
+/// the runs interleaved within a round, after one warm-up round. Each run keeps one
+/// [`Stepper`] throughout, as a bake does, so its buffers are allocated in the warm-up round.
 fn frame_seconds(runs: &mut [(Model, &ThreadPool)], rounds: usize) -> Vec<Vec<f64>> {
     let mut seconds = vec![Vec::with_capacity(rounds); runs.len()];
+    let mut steppers: Vec<Stepper> = runs.iter().map(|_| Stepper::new(StepOptions::default())).collect();
     for round in 0..=rounds {
         for (k, (m, pool)) in runs.iter_mut().enumerate() {
+            let stepper = &mut steppers[k];
             let start = Instant::now();
             pool.install(|| {
                 for _ in 0..SUBSTEPS {
-                    weft_kernels::step(m, &StepOptions::default());
+                    stepper.step(m);
                 }
             });
             if round > 0 {
