@@ -44,6 +44,14 @@ pub(crate) fn summary(report: &BakeReport) -> String {
         report.dropped_at_build
     );
     let _ = writeln!(s, "  degenerate projections: {}", report.totals.degenerate());
+    if report.totals.held > 0 {
+        let _ = writeln!(
+            s,
+            "  held: {} (a prediction or a velocity beyond the f32 range was not taken; the particle \
+             kept its state)",
+            report.totals.held
+        );
+    }
     if report.colliders > 0 {
         let deep = |f: &FrameStats| f.step.colliders.deep.unwrap_or(0);
         let worst = report.per_frame.iter().max_by_key(|f| (deep(f), std::cmp::Reverse(f.frame)));
@@ -142,5 +150,35 @@ mod tests {
         let s = file_list(&files);
         assert!(s.starts_with("20 files in out: f.0000.obj, "), "{s}");
         assert!(s.contains("…") && s.ends_with("f.0019.obj"), "{s}");
+    }
+
+    /// A report of two frames of one step each, with `held` held states in the totals.
+    fn report(held: u64) -> BakeReport {
+        BakeReport {
+            frames: 2,
+            substeps: 1,
+            iterations: 1,
+            steps: 2,
+            particles: 4,
+            pinned: 1,
+            colliders: 0,
+            constraints: 5,
+            dropped_at_build: 0,
+            totals: weft::kernels::StepStats { held, ..Default::default() },
+            per_frame: Vec::new(),
+            threads: 1,
+            kernel: KernelPath::Simd,
+            files: Vec::new(),
+            resumed_from: None,
+            resume_note: None,
+            frame_time: std::time::Duration::from_millis(2),
+            wall_time: std::time::Duration::from_millis(3),
+        }
+    }
+
+    #[test]
+    fn held_states_are_reported_only_when_there_are_some() {
+        assert!(summary(&report(3)).contains("  held: 3 ("), "{}", summary(&report(3)));
+        assert!(!summary(&report(0)).contains("held:"), "{}", summary(&report(0)));
     }
 }
