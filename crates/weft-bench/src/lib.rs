@@ -7,13 +7,16 @@
 //! with a flamegraph per bench on request.
 //!
 //! * [`table`]: the side-by-side table of `weft bench` ([`run`], [`BenchOptions`]);
-//! * [`scenes`]: the hanging grid cloths the figures are measured on ([`hanging_grid`]);
+//! * [`scenes`]: the hanging grid cloths the figures are measured on ([`hanging_grid`]) and the
+//!   comparison grid ([`comparison_grid`]);
+//! * [`step_and_bake`]: the time steps against the whole bake of the same frames;
 //! * [`pile`]: the folded cloth pile of `examples/pile.toml`, built in code (the self-collision
 //!   row; also the OBJ of the example and the tests' pile).
 
 pub mod pile;
 pub mod scenes;
+pub mod step_and_bake;
 pub mod table;
 
-pub use scenes::hanging_grid;
+pub use scenes::{comparison_grid, hanging_grid};
 pub use table::{BenchOptions, run};

@@ -6,7 +6,7 @@ use weft_core::grid::{GridDesc, GridPlane};
 use weft_core::limits::Limits;
 use weft_core::tether::TetherDesc;
 use weft_core::units::{Compliance, Elasticity};
-use weft_core::{MassSpec, Model, ModelBuilder, SimSettings};
+use weft_core::{EdgeSet, MassSpec, Model, ModelBuilder, SimSettings};
 
 /// Substeps (time steps) per frame of the frame-time scenes.
 pub const SUBSTEPS: u32 = 4;
@@ -52,4 +52,37 @@ pub(crate) fn hanging_builder(n: u32, full: bool) -> anyhow::Result<ModelBuilder
     let mut builder = ModelBuilder::new(settings, Limits::default())?;
     builder.add_cloth(&cloth)?;
     Ok(builder)
+}
+
+/// Substeps (time steps) per frame of [`comparison_grid`].
+pub const COMPARISON_SUBSTEPS: u32 = 5;
+
+/// The comparison cloth, a cloth other position-based solvers can build identically: `n × n`
+/// particles on 1 m × 1 m in the xz plane, falling from two pinned corners; 1 kg per particle; a
+/// rigid distance constraint on every triangle edge and rigid dihedral bending on every interior
+/// edge (`2n(n−1) + (n−1)²` edges, `4(n−1)` of them on the border); 60 fps,
+/// [`COMPARISON_SUBSTEPS`] substeps × 1 iteration, gravity 9.81 m/s², no damping; `frames`
+/// frames.
+pub fn comparison_grid(n: u32, frames: u32) -> anyhow::Result<Model> {
+    let settings = SimSettings {
+        fps: 60.0,
+        frames,
+        substeps: COMPARISON_SUBSTEPS,
+        iterations: 1,
+        gravity: [0.0, -9.81, 0.0],
+        ..SimSettings::default()
+    };
+    let grid = GridDesc { resolution: [n, n], size: [1.0, 1.0], origin: [0.0; 3], plane: GridPlane::XZ };
+    let mut cloth = grid
+        .generate(&Limits::default())
+        .map_err(|(field, rule)| anyhow::anyhow!("grid.{field}: {rule}"))?
+        .into_cloth("grid", MassSpec::ParticleMass(1.0), Elasticity::RIGID, Elasticity::RIGID);
+    // Every triangle edge once, as one stretch set (a grid's own sets have both diagonals).
+    let edges = weft_core::topology::unique_edges(&cloth.triangles);
+    cloth.edge_sets = vec![EdgeSet { edges, elasticity: Elasticity::RIGID, ..EdgeSet::stretch() }];
+    cloth.bending = Some(BendingDesc { elasticity: Elasticity::RIGID, damping: 0.0 });
+    cloth.pins = vec![grid.corners()[2], grid.corners()[3]];
+    let mut builder = ModelBuilder::new(settings, Limits::default())?;
+    builder.add_cloth(&cloth)?;
+    Ok(builder.build()?)
 }

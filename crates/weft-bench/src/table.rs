@@ -26,6 +26,10 @@
 //!   thread and on all threads;
 //! * **quality measure**: what a bake measures after every frame (intersecting triangle pairs,
 //!   largest stretch) on a 512×512 hanging cloth, against the frame it follows.
+//! * **the steps against the whole bake**: milliseconds per frame of the time steps alone and of
+//!   a whole bake (statistics, quality measure, cache writes) of 64², 128² and 256² comparison
+//!   grids ([`crate::scenes::comparison_grid`]), on one thread and on all threads
+//!   ([`crate::step_and_bake`]).
 
 use std::fmt::Write as _;
 use std::time::Instant;
@@ -43,6 +47,7 @@ use weft_kernels::{KernelPath, StepOptions, Stepper};
 
 use crate::pile::{PileShape, pile_cloth};
 use crate::scenes::{ITERATIONS, SUBSTEPS, hanging_builder, hanging_cloth, hanging_grid};
+use crate::step_and_bake::step_and_bake_rows;
 
 /// Options of `weft bench`.
 #[derive(Debug, Clone, Default)]
@@ -57,7 +62,8 @@ struct Series {
     seconds: Vec<f64>,
 }
 
-fn median(mut v: Vec<f64>) -> f64 {
+/// The median of `v` (the upper one of an even count).
+pub(crate) fn median(mut v: Vec<f64>) -> f64 {
     v.sort_by(f64::total_cmp);
     v[v.len() / 2]
 }
@@ -67,7 +73,8 @@ fn speedup(slow: &Series, fast: &Series) -> f64 {
     median(slow.seconds.iter().zip(&fast.seconds).map(|(s, f)| s / f).collect())
 }
 
-fn pool(threads: usize) -> anyhow::Result<ThreadPool> {
+/// A thread pool of `threads` workers.
+pub(crate) fn pool(threads: usize) -> anyhow::Result<ThreadPool> {
     ThreadPoolBuilder::new().num_threads(threads).build().context("cannot start a thread pool")
 }
 
@@ -450,5 +457,8 @@ pub fn run(options: &BenchOptions) -> anyhow::Result<String> {
     mesh_collider_rows(sizes[0], frame_rounds, threads, &mut out)?;
     writeln!(out, "\nquality measure after each baked frame (intersecting triangle pairs, largest stretch)")?;
     quality_rows(sizes[1], frame_rounds, threads, &mut out)?;
+    writeln!(out, "\nthe time steps against the whole bake (milliseconds per frame)")?;
+    let (grids, frames): (&[u32], u32) = if options.quick { (&[32, 64], 5) } else { (&[64, 128, 256], 30) };
+    step_and_bake_rows(grids, frames, frame_rounds, threads, &mut out)?;
     Ok(out)
 }
