@@ -11,8 +11,8 @@
 //!   constraints, colour batches): the scalar twin of the kernels on one thread, the SIMD kernels
 //!   on one thread, and on all threads; with the ratios SIMD / scalar twin and N threads / 1
 //!   thread. The sweeps of a round run in one team, as a step runs its iterations. (The reference
-//!   solver is not part of the product: its figures are in the criterion benches, `cargo bench -p
-//!   weft-bench`.);
+//!   solver is not part of the product: its figures are in the criterion benches, `cargo bench
+//!   --bench kernels` from the repository root.);
 //! * **bending and tether projections per second** on a 128×128 hanging cloth with bending and
 //!   tethers, after it has fallen for a while (so hinges are bent and tethers taut): the scalar
 //!   twin and the SIMD kernels, each on one thread, and their ratio;
