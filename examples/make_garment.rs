@@ -118,6 +118,83 @@ fn bulge(px: f64, py: f64) -> f64 {
     body.max(sleeve)
 }
 
+/// The dress form under the shirt: a closed surface swept along `y`, whose cross-section at each
+/// height is an ellipse of half-width `a` (along x) and half-depth `b` (along z), m. Rows of
+/// `(y, a, b)` from the hips up to the neck; between rows the section is interpolated linearly.
+/// The top row is closed by a cap, and so is the bottom.
+const FORM: [(f64, f64, f64); 13] = [
+    (0.72, 0.170, 0.070),
+    (0.80, 0.185, 0.078),
+    (0.95, 0.160, 0.068),
+    (1.10, 0.170, 0.074),
+    (1.25, 0.190, 0.076),
+    (1.36, 0.195, 0.072),
+    (1.42, 0.190, 0.062),
+    (1.455, 0.165, 0.048),
+    (1.475, 0.120, 0.040),
+    (1.49, 0.070, 0.040),
+    (1.50, 0.048, 0.040),
+    (1.56, 0.045, 0.040),
+    (1.64, 0.043, 0.038),
+];
+/// Points around each cross-section of the form.
+const FORM_AROUND: usize = 48;
+/// Rows of the form between two rows of [`FORM`], counting the first.
+const FORM_SPLIT: usize = 3;
+
+/// The form's half-width and half-depth at height `py`, or `None` above or below it.
+fn form_section(py: f64) -> Option<(f64, f64)> {
+    FORM.windows(2).find(|w| (w[0].0..=w[1].0).contains(&py)).map(|w| {
+        let t = (py - w[0].0) / (w[1].0 - w[0].0);
+        (w[0].1 + t * (w[1].1 - w[0].1), w[0].2 + t * (w[1].2 - w[0].2))
+    })
+}
+
+/// The dress form as an OBJ object named `mannequin`, numbered from vertex `first` (1-based),
+/// with outward-facing triangles. Returns the text and the vertex and triangle counts.
+fn mannequin(first: usize) -> (String, usize, usize) {
+    let mut rows: Vec<(f64, f64, f64)> = Vec::new();
+    for w in FORM.windows(2) {
+        for k in 0..FORM_SPLIT {
+            let t = k as f64 / FORM_SPLIT as f64;
+            rows.push((w[0].0 + t * (w[1].0 - w[0].0), w[0].1 + t * (w[1].1 - w[0].1), w[0].2 + t * (w[1].2 - w[0].2)));
+        }
+    }
+    rows.push(FORM[FORM.len() - 1]);
+    let mut obj = String::from("o mannequin\n");
+    for &(py, a, b) in &rows {
+        for k in 0..FORM_AROUND {
+            let t = std::f64::consts::TAU * k as f64 / FORM_AROUND as f64;
+            let _ = writeln!(obj, "v {:.4} {:.4} {:.4}", a * t.cos(), py, b * t.sin());
+        }
+    }
+    let ring = |r: usize, k: usize| first + r * FORM_AROUND + k % FORM_AROUND;
+    let (bottom, top) = (first + rows.len() * FORM_AROUND, first + rows.len() * FORM_AROUND + 1);
+    let _ = writeln!(obj, "v 0.0000 {:.4} 0.0000", rows[0].0);
+    let _ = writeln!(obj, "v 0.0000 {:.4} 0.0000", rows[rows.len() - 1].0);
+    let mut triangles = 0;
+    // The angle runs from +x towards +z, so (r, k), (r + 1, k), (r + 1, k + 1) faces outwards.
+    for r in 0..rows.len() - 1 {
+        for k in 0..FORM_AROUND {
+            let _ = writeln!(obj, "f {} {} {}", ring(r, k), ring(r + 1, k), ring(r + 1, k + 1));
+            let _ = writeln!(obj, "f {} {} {}", ring(r, k), ring(r + 1, k + 1), ring(r, k + 1));
+            triangles += 2;
+        }
+    }
+    for k in 0..FORM_AROUND {
+        let _ = writeln!(obj, "f {} {} {}", bottom, ring(0, k), ring(0, k + 1));
+        let _ = writeln!(obj, "f {} {} {}", top, ring(rows.len() - 1, k + 1), ring(rows.len() - 1, k));
+        triangles += 2;
+    }
+    (obj, rows.len() * FORM_AROUND + 2, triangles)
+}
+
+/// How far outside the form's cross-section a point is: `(x/a)² + (z/b)²` at its height (above 1
+/// is outside), or infinity above and below the form.
+fn form_outside(p: [f64; 3]) -> f64 {
+    form_section(p[1]).map_or(f64::INFINITY, |(a, b)| (p[0] / a).powi(2) + (p[2] / b).powi(2))
+}
+
 fn main() {
     let dir = std::env::args()
         .nth(1)
@@ -227,12 +304,17 @@ fn main() {
     }
     obj.push_str(&faces);
 
-    // Shoulder seams: the top row between the neck and the sleeves, on both sides.
-    let (neck, body) = (NECK_HALF_WIDTH, BODY as f64 * CELL / 2.0);
-    let top = HEM_Y + y(NY);
+    // The dress form, in the same file: it starts inside the shirt, clear of every vertex.
+    let clearance = positions.iter().map(|&p| form_outside(p)).fold(f64::INFINITY, f64::min);
+    assert!(clearance > 1.1_f64.powi(2), "the form must start inside the shirt (clearance {clearance})");
+    let (form, form_vertices, form_triangles) = mannequin(positions.len() + 1);
+    obj.push_str(&form);
+
     let scene = format!(
-        r#"# A T-shirt hung by its shoulders, swaying in a gust. Made by `cargo run --example make_garment`
-# with garment.obj ({vertices} vertices, {triangles} triangles from {quads} quads):
+        r#"# A T-shirt dropped onto a dress form, swaying in a gust. Made by
+# `cargo run --example make_garment` with garment.obj: the shirt ({vertices} vertices, {triangles}
+# triangles from {quads} quads) and the form ({form_vertices} vertices, {form_triangles} triangles).
+# The shirt starts around the form, clear of it, and settles onto its shoulders.
 #
 #   weft validate examples/garment.toml
 #   weft bake examples/garment.toml --out out/garment --format pc2,usd,obj
@@ -242,8 +324,8 @@ fn main() {
 [simulation]
 fps = 30.0                       # frames per second of the cache
 frames = 60                      # 2 s
-substeps = 8                     # h = 1/240 s
-iterations = 4
+substeps = 128
+iterations = 1
 gravity = [0.0, -9.81, 0.0]      # m/s², y up
 velocity_damping = 0.2           # 1/s
 # A breeze from the front that picks up and dies down again (m/s); it acts through `drag`.
@@ -264,26 +346,28 @@ density = 0.15                   # kg/m²: a cotton jersey
 stretch_compliance = 1e-4        # m/N
 warp_compliance = 2e-4           # m/N: across, a knit gives more
 weft_compliance = 5e-5           # m/N: down the body, firmer
-shear_compliance = 1e-3          # m/N: both diagonals of every quad
-bending_compliance = 50.0        # rad²/(N·m): soft folds
-bending_damping = 0.001          # N·m·s/rad²
-tether_scale = 1.05              # nothing hangs more than 5 % below its geodesic rest distance
+shear_compliance = 0.02          # m/N: both diagonals of every quad; a knit shears easily
+# A jersey's bending rigidity is about 3e-5 N·m; on 2.5 cm quads that is a hinge stiffness of
+# about 5e-5 N·m/rad², so sleeves fold under their own weight instead of standing out as tubes.
+bending_compliance = 20000.0     # rad²/(N·m)
 drag = 0.8                       # the breeze pushes the cloth
 lift = 0.1
-# The shoulder seams: every vertex on the top row between the neck and the sleeves.
-pin_box = [
-    {{ min = [{lo_l:.4}, {top_lo:.4}, -0.01], max = [{hi_l:.4}, {top_hi:.4}, 0.01] }},
-    {{ min = [{lo_r:.4}, {top_lo:.4}, -0.01], max = [{hi_r:.4}, {top_hi:.4}, 0.01] }},
-]
+# The sleeves fold flat and the body's layers meet: keep them apart. Particle contacts need a
+# thickness of at least the vertex spacing (2.5 cm).
+self_collision = true
+self_thickness = 0.025           # m
+self_friction = 0.2
+
+[[collider]]
+name = "form"
+shape = "mesh"
+mesh = "garment.obj"
+object = "mannequin"
+thickness = 0.006                # m
+friction = 0.6                   # cotton on a padded form
 "#,
         vertices = positions.len(),
         triangles = 2 * quads,
-        lo_l = -body - 0.001,
-        hi_l = -neck + 0.001,
-        lo_r = neck - 0.001,
-        hi_r = body + 0.001,
-        top_lo = top - 0.001,
-        top_hi = top + 0.001,
     );
 
     std::fs::create_dir_all(&dir).expect("create the output folder");
