@@ -30,6 +30,10 @@ shear_compliance = 1e-3
 pin_corners = ["top-left", "top-right"]
 "#;
 
+/// 5 %, between 2 and 64 substeps of one iteration: enough for every frame of [`FLAG`] (64
+/// substeps keep it below 5 %), and the count changes as the flag swings.
+const TOLERANCE: &str = "max_strain = 0.05\nmin_substeps = 2\nmax_substeps = 64";
+
 fn flag(simulation: &str) -> String {
     FLAG.replace("SIMULATION", simulation)
 }
@@ -63,16 +67,16 @@ fn every_frame_ends_within_the_tolerance_where_a_fixed_low_count_does_not() {
     let dir = tempfile::tempdir().unwrap();
     let fixed = bake_text(dir.path(), "fixed", &flag("substeps = 2\niterations = 1"), 2);
     let worst_fixed = fixed.per_frame.iter().map(|f| f.max_stretch).fold(0.0f32, f32::max);
-    assert!(worst_fixed > 0.02, "2 substeps of one iteration keep the flag within 2 %: {worst_fixed}");
+    assert!(worst_fixed > 0.05, "2 substeps of one iteration keep the flag within 5 %: {worst_fixed}");
     assert!(fixed.per_frame.iter().all(|f| f.substeps == 2));
     assert_eq!(stats_columns(&dir.path().join("fixed")).iter().map(|c| c.0).collect::<Vec<_>>(), [2; 16]);
     assert_eq!((fixed.steps, fixed.redone_steps, fixed.tolerance), (32, 0, None));
 
-    let text = flag("max_strain = 0.02\nmin_substeps = 2\nmax_substeps = 64");
+    let text = flag(TOLERANCE);
     let report = bake_text(dir.path(), "tolerance", &text, 2);
     assert!(report.tolerance.is_some());
     for f in &report.per_frame {
-        assert!(f.max_stretch <= 0.02, "frame {} ends at {} with {} substeps", f.frame, f.max_stretch, f.substeps);
+        assert!(f.max_stretch <= 0.05, "frame {} ends at {} with {} substeps", f.frame, f.max_stretch, f.substeps);
     }
     assert_eq!(report.over_tolerance(), None);
     let (least, most) = report.substep_range().unwrap();
@@ -90,7 +94,7 @@ fn every_frame_ends_within_the_tolerance_where_a_fixed_low_count_does_not() {
 #[test]
 fn a_bake_to_a_tolerance_writes_the_same_bytes_for_any_thread_count() {
     let dir = tempfile::tempdir().unwrap();
-    let text = flag("max_strain = 0.02\nmin_substeps = 2\nmax_substeps = 64");
+    let text = flag(TOLERANCE);
     let one = bake_text(dir.path(), "one", &text, 1);
     let two = bake_text(dir.path(), "two", &text, 2);
     let three = bake_text(dir.path(), "three", &text, 3);
@@ -130,10 +134,13 @@ fn the_summary_names_the_frames_over_the_tolerance() {
 
     // Within the tolerance, no such line.
     let easy = dir.path().join("easy.toml");
-    fs::write(&easy, flag("max_strain = 0.5\nmin_substeps = 2\nmax_substeps = 4")).unwrap();
+    fs::write(&easy, flag(TOLERANCE)).unwrap();
     let out = dir.path().join("easy");
     let output = WEFT.run_ok([OsStr::new("bake"), easy.as_ref(), "--out".as_ref(), out.as_ref()]);
     let summary = String::from_utf8_lossy(&output.stderr);
     assert!(!summary.contains("over the tolerance"), "{summary}");
-    assert!(summary.contains("substeps chosen to a largest strain of 50.000 %: 2 to 2 per frame"), "{summary}");
+    assert!(
+        summary.contains("  substeps chosen to a largest strain of 5.000 %: 2 to 64 per frame (allowed 2 to 64)"),
+        "{summary}"
+    );
 }

@@ -230,7 +230,7 @@ const SEED_CASES: &[(&str, &str, &str)] = &[
     (
         "fps = 10.0",
         "fps = 10.0\nfoo = 1",
-        "scene.toml:3:1: unknown field `foo`, expected one of `fps`, `frames`, `substeps`, `iterations`, `gravity`, `velocity_damping`, `wind`, `air_density`",
+        "scene.toml:3:1: unknown field `foo`, expected one of `fps`, `frames`, `substeps`, `iterations`, `gravity`, `velocity_damping`, `wind`, `air_density`, `max_strain`, `min_substeps`, `max_substeps`",
     ),
     (
         "pins = [0]",
