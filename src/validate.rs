@@ -103,13 +103,7 @@ pub fn describe(model: &Model) -> String {
         s,
         "simulation:     fps {}, frames {}, {substeps}, iterations {}, \
          gravity [{}, {}, {}] m/s², velocity damping {} 1/s",
-        settings.fps,
-        settings.frames,
-        settings.iterations,
-        g[0],
-        g[1],
-        g[2],
-        settings.velocity_damping
+        settings.fps, settings.frames, settings.iterations, g[0], g[1], g[2], settings.velocity_damping
     );
     for cloth in model.cloths() {
         let pinned =

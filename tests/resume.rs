@@ -77,11 +77,12 @@ fn a_resumed_bake_to_a_strain_tolerance_writes_the_same_bytes() {
     // The count the frame after the checkpoint starts with is in the checkpoint: resumed at the
     // first frame's count instead, the bake would write other bytes.
     let dir = tempfile::tempdir().unwrap();
-    let scene = scene(dir.path(), |t| {
-        assert!(t.contains("substeps = 8 "), "the example's substeps changed");
-        t.replacen("substeps = 8 ", "max_strain = 0.2\nmin_substeps = 2\nmax_substeps = 32 #", 1)
-            .replacen("iterations = 4", "", 1)
-    });
+    let scene =
+        scene(dir.path(), |t| {
+            assert!(t.contains("substeps = 8 "), "the example's substeps changed");
+            t.replacen("substeps = 8 ", "max_strain = 0.2\nmin_substeps = 2\nmax_substeps = 32 #", 1)
+                .replacen("iterations = 4", "", 1)
+        });
     let whole = dir.path().join("whole");
     bake_ok(bake_args(&scene, &whole, &["-j", "2"]));
     let expected = contents(&whole);

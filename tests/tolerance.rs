@@ -76,7 +76,13 @@ fn every_frame_ends_within_the_tolerance_where_a_fixed_low_count_does_not() {
     let report = bake_text(dir.path(), "tolerance", &text, 2);
     assert!(report.tolerance.is_some());
     for f in &report.per_frame {
-        assert!(f.max_stretch <= 0.05, "frame {} ends at {} with {} substeps", f.frame, f.max_stretch, f.substeps);
+        assert!(
+            f.max_stretch <= 0.05,
+            "frame {} ends at {} with {} substeps",
+            f.frame,
+            f.max_stretch,
+            f.substeps
+        );
     }
     assert_eq!(report.over_tolerance(), None);
     let (least, most) = report.substep_range().unwrap();
@@ -140,7 +146,9 @@ fn the_summary_names_the_frames_over_the_tolerance() {
     let summary = String::from_utf8_lossy(&output.stderr);
     assert!(!summary.contains("over the tolerance"), "{summary}");
     assert!(
-        summary.contains("  substeps chosen to a largest strain of 5.000 %: 2 to 64 per frame (allowed 2 to 64)"),
+        summary.contains(
+            "  substeps chosen to a largest strain of 5.000 %: 2 to 64 per frame (allowed 2 to 64)"
+        ),
         "{summary}"
     );
 }

@@ -121,9 +121,9 @@ pub(crate) fn unusable(
         return Some(format!("it records {} caches, this bake writes {caches}", checkpoint.caches.len()));
     }
     let settings = model.settings();
-    let (least, most) = settings.tolerance.map_or((settings.substeps, settings.substeps), |t| {
-        (t.min_substeps, t.max_substeps)
-    });
+    let (least, most) = settings
+        .tolerance
+        .map_or((settings.substeps, settings.substeps), |t| (t.min_substeps, t.max_substeps));
     if !(least..=most).contains(&checkpoint.substeps) {
         return Some(format!(
             "its next frame takes {} substeps, this bake takes {least} to {most}",

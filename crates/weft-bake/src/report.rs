@@ -106,8 +106,14 @@ impl BakeReport {
     pub fn over_tolerance(&self) -> Option<OverTolerance> {
         let t = self.tolerance?;
         let over = self.per_frame.iter().filter(|f| f.max_stretch > t.max_strain);
-        let worst = over.clone().max_by(|a, b| a.max_stretch.total_cmp(&b.max_stretch).then(b.frame.cmp(&a.frame)))?;
-        Some(OverTolerance { frames: over.count() as u32, worst_strain: worst.max_stretch, worst_frame: worst.frame })
+        let worst = over
+            .clone()
+            .max_by(|a, b| a.max_stretch.total_cmp(&b.max_stretch).then(b.frame.cmp(&a.frame)))?;
+        Some(OverTolerance {
+            frames: over.count() as u32,
+            worst_strain: worst.max_stretch,
+            worst_frame: worst.frame,
+        })
     }
 
     /// `|C|` of the distance constraints after the last frame.

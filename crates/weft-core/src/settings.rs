@@ -232,7 +232,6 @@ fn check_time_step(fps: f64, substeps: u32, velocity_damping: f32) -> Result<(),
     }
 }
 
-
 /// One XPBD time step `h` and the factors the solver derives from it once per step.
 ///
 /// The factors are computed in `f64` and rounded once to `f32`, so that for the worked example
@@ -322,7 +321,11 @@ mod tests {
             (with(StrainTolerance { max_strain: f32::INFINITY, ..tol }), "max_strain", "inf is not a finite"),
             (with(StrainTolerance { min_substeps: 0, ..tol }), "min_substeps", "at least 1"),
             (with(StrainTolerance { max_substeps: 0, ..tol }), "max_substeps", "at least 1"),
-            (with(StrainTolerance { min_substeps: 8, max_substeps: 4, ..tol }), "min_substeps", "8 is more than max_substeps = 4"),
+            (
+                with(StrainTolerance { min_substeps: 8, max_substeps: 4, ..tol }),
+                "min_substeps",
+                "8 is more than max_substeps = 4",
+            ),
             (SimSettings { substeps: 200, ..base.clone() }, "substeps", "200 is outside 4..=128"),
             (
                 SimSettings { fps: 1e15, ..with(StrainTolerance { max_substeps: u32::MAX, ..tol }) },

@@ -156,12 +156,22 @@ fn simulation(raw: Spanned<RawSimulation>, source: &Source) -> Result<(SimSettin
         // `weft-core`'s "at least 1".
         if tolerance.min_substeps > tolerance.max_substeps && tolerance.max_substeps > 0 {
             let (key, at, relation, other, value, limit) = match (&raw.max_substeps, &raw.min_substeps) {
-                (Some(max), _) => {
-                    ("max_substeps", max.span().start, "less than", "min_substeps", tolerance.max_substeps, tolerance.min_substeps)
-                }
-                (None, Some(min)) => {
-                    ("min_substeps", min.span().start, "more than", "max_substeps", tolerance.min_substeps, tolerance.max_substeps)
-                }
+                (Some(max), _) => (
+                    "max_substeps",
+                    max.span().start,
+                    "less than",
+                    "min_substeps",
+                    tolerance.max_substeps,
+                    tolerance.min_substeps,
+                ),
+                (None, Some(min)) => (
+                    "min_substeps",
+                    min.span().start,
+                    "more than",
+                    "max_substeps",
+                    tolerance.min_substeps,
+                    tolerance.max_substeps,
+                ),
                 (None, None) => unreachable!("the defaults are in order"),
             };
             let rule = Rule::CountOrder { value: value as u64, relation, other, limit: limit as u64 };

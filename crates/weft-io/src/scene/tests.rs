@@ -95,7 +95,9 @@ fn defaults_fill_optional_keys() {
 #[test]
 fn the_substep_count_is_fixed_or_chosen_to_a_tolerance() {
     let sim = |keys: &str| {
-        let text = format!("[simulation]\nfps = 30\nframes = 2\n{keys}\n[[cloth]]\nname = \"c\"\npositions = [[0, 0, 0]]\n");
+        let text = format!(
+            "[simulation]\nfps = 30\nframes = 2\n{keys}\n[[cloth]]\nname = \"c\"\npositions = [[0, 0, 0]]\n"
+        );
         let scene = parse(&text).unwrap();
         assert!(scene.build_model().is_ok(), "{keys}");
         scene.settings().clone()
