@@ -28,6 +28,31 @@ pub(crate) fn summary(report: &BakeReport) -> String {
         let _ =
             writeln!(s, "  resumed from the checkpoint after frame {frame}: these figures cover the rest");
     }
+    if let Some(t) = report.tolerance {
+        let (least, most) = report.substep_range().unwrap_or((report.substeps, report.substeps));
+        let _ = writeln!(
+            s,
+            "  substeps chosen to a largest strain of {:.3} %: {least} to {most} per frame (allowed \
+             {} to {}), {} iteration{} each; {} redone at a higher count",
+            t.max_strain * 100.0,
+            t.min_substeps,
+            t.max_substeps,
+            report.iterations,
+            if report.iterations == 1 { "" } else { "s" },
+            count(report.redone_steps, "time step")
+        );
+        if let Some(over) = report.over_tolerance() {
+            let _ = writeln!(
+                s,
+                "  over the tolerance at max_substeps = {}: {}, the worst {:.3} % (frame {}); raise \
+                 max_substeps or make the cloth stiffer (rigid tethers: tether_compliance = 0.0)",
+                t.max_substeps,
+                count(over.frames as u64, "frame"),
+                over.worst_strain * 100.0,
+                over.worst_frame
+            );
+        }
+    }
     let _ = writeln!(
         s,
         "  threads {}, kernel {}, SIMD {}",
@@ -157,8 +182,10 @@ mod tests {
         BakeReport {
             frames: 2,
             substeps: 1,
+            tolerance: None,
             iterations: 1,
             steps: 2,
+            redone_steps: 0,
             particles: 4,
             pinned: 1,
             colliders: 0,
@@ -180,5 +207,40 @@ mod tests {
     fn held_states_are_reported_only_when_there_are_some() {
         assert!(summary(&report(3)).contains("  held: 3 ("), "{}", summary(&report(3)));
         assert!(!summary(&report(0)).contains("held:"), "{}", summary(&report(0)));
+    }
+
+    #[test]
+    fn frames_over_the_tolerance_are_reported() {
+        let frame = |frame, substeps, max_stretch| FrameStats {
+            frame,
+            substeps,
+            max_stretch,
+            ..FrameStats::default()
+        };
+        let tolerance = weft::core::StrainTolerance { max_strain: 0.02, min_substeps: 4, max_substeps: 16 };
+        let mut r = BakeReport {
+            tolerance: Some(tolerance),
+            substeps: 4,
+            steps: 4 + 16 + 4 + 16 + 8,
+            redone_steps: 4 + 8,
+            per_frame: vec![frame(1, 4, 0.01), frame(2, 16, 0.031), frame(3, 16, 0.0304)],
+            ..report(0)
+        };
+        let s = summary(&r);
+        assert!(
+            s.contains(
+                "  substeps chosen to a largest strain of 2.000 %: 4 to 16 per frame (allowed 4 to \
+                 16), 1 iteration each; 12 time steps redone at a higher count\n"
+            ),
+            "{s}"
+        );
+        assert!(
+            s.contains("  over the tolerance at max_substeps = 16: 2 frames, the worst 3.100 % (frame 2);"),
+            "{s}"
+        );
+        r.per_frame[1].max_stretch = 0.015;
+        r.per_frame[2].max_stretch = 0.02;
+        assert!(!summary(&r).contains("over the tolerance"), "{}", summary(&r));
+        assert!(!summary(&report(0)).contains("substeps chosen"), "a fixed count says nothing");
     }
 }

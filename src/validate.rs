@@ -84,21 +84,26 @@ pub fn describe(model: &Model) -> String {
     let settings = model.settings();
     let report = model.report();
     let h = settings.time_step().h64;
+    // With a strain tolerance: the least work (every frame at min_substeps); at most
+    // frames × max_substeps.
     let steps = settings.frames as u64 * settings.substeps as u64;
     let g = settings.gravity;
+    let substeps = match settings.tolerance {
+        None => format!("substeps {} (h = {} s)", settings.substeps, trimmed(h)),
+        Some(t) => format!(
+            "substeps {} to {} chosen per frame to max_strain {} (h = {} to {} s)",
+            t.min_substeps,
+            t.max_substeps,
+            t.max_strain,
+            trimmed(1.0 / (settings.fps * t.min_substeps as f64)),
+            trimmed(1.0 / (settings.fps * t.max_substeps as f64))
+        ),
+    };
     let _ = writeln!(
         s,
-        "simulation:     fps {}, frames {}, substeps {} (h = {} s), iterations {}, \
+        "simulation:     fps {}, frames {}, {substeps}, iterations {}, \
          gravity [{}, {}, {}] m/s², velocity damping {} 1/s",
-        settings.fps,
-        settings.frames,
-        settings.substeps,
-        trimmed(h),
-        settings.iterations,
-        g[0],
-        g[1],
-        g[2],
-        settings.velocity_damping
+        settings.fps, settings.frames, settings.iterations, g[0], g[1], g[2], settings.velocity_damping
     );
     for cloth in model.cloths() {
         let pinned =
@@ -191,7 +196,8 @@ pub fn describe(model: &Model) -> String {
     );
     let batched = report.distance.constraints + report.bending.constraints + report.tethers.constraints;
     let projections = (batched + report.volumes) as u128 * settings.iterations as u128 * steps as u128;
-    let _ = writeln!(s, "work:           {} time steps, {} constraint projections", steps, projections);
+    let at_least = if settings.tolerance.is_some() { "at least " } else { "" };
+    let _ = writeln!(s, "work:           {at_least}{steps} time steps, {projections} constraint projections");
     let _ = writeln!(s, "memory:         about {} for the model", human_bytes(model_bytes(model)));
     s
 }

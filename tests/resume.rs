@@ -73,6 +73,45 @@ fn a_resumed_bake_writes_the_same_bytes_as_one_that_never_stopped() {
 }
 
 #[test]
+fn a_resumed_bake_to_a_strain_tolerance_writes_the_same_bytes() {
+    // The count the frame after the checkpoint starts with is in the checkpoint: resumed at the
+    // first frame's count instead, the bake would write other bytes.
+    let dir = tempfile::tempdir().unwrap();
+    let scene =
+        scene(dir.path(), |t| {
+            assert!(t.contains("substeps = 8 "), "the example's substeps changed");
+            t.replacen("substeps = 8 ", "max_strain = 0.2\nmin_substeps = 2\nmax_substeps = 32 #", 1)
+                .replacen("iterations = 4", "", 1)
+        });
+    let whole = dir.path().join("whole");
+    bake_ok(bake_args(&scene, &whole, &["-j", "2"]));
+    let expected = contents(&whole);
+    let stats = String::from_utf8(expected["stats.csv"].clone()).unwrap();
+    let stretch_at = stats.lines().next().unwrap().split(',').position(|h| h == "max_stretch").unwrap();
+    let rows: Vec<(u32, f32)> = stats
+        .lines()
+        .skip(1)
+        .map(|l| {
+            let cells: Vec<&str> = l.split(',').collect();
+            (cells[2].parse().unwrap(), cells[stretch_at].parse().unwrap())
+        })
+        .collect();
+    assert_eq!(rows.len(), 12);
+    // Frame 8 kept more than min_substeps and ended above a quarter of the tolerance: frame 9
+    // starts at that count, not at the first frame's.
+    assert!(rows[7].0 > 2 && rows[7].1 >= 0.2 / 4.0, "frames: {rows:?}");
+
+    for (crash_threads, resume_threads) in [("1", "2"), ("2", "1")] {
+        let out = dir.path().join(format!("resumed-{crash_threads}-{resume_threads}"));
+        crash_after(&scene, &out, 8, crash_threads);
+        let stderr =
+            bake_ok(bake_args(&scene, &out, &["--resume", "--checkpoint-every", "4", "-j", resume_threads]));
+        assert!(stderr.contains("resumed from the checkpoint after frame 8"), "{stderr}");
+        assert!(contents(&out) == expected, "the resumed bake differs from the whole one");
+    }
+}
+
+#[test]
 fn a_checkpoint_of_another_bake_is_not_used() {
     let dir = tempfile::tempdir().unwrap();
     let original = scene(dir.path(), |t| t);

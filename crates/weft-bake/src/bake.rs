@@ -9,14 +9,14 @@ use std::time::{Duration, Instant};
 use weft_core::Rule;
 use weft_core::limits::RAISE_HINT;
 use weft_core::model::ClothInfo;
-use weft_core::{Model, SimSettings};
+use weft_core::{Model, SimSettings, StrainTolerance};
 use weft_io::checkpoint::{CHECKPOINT_FILE, Checkpoint, read_checkpoint, write_checkpoint};
 use weft_io::{
     CacheFormat, CacheSpec, CacheWriter, Scene, StagedFile, create_cache, parse_scene, resume_cache,
 };
 use weft_kernels::{StepOptions, StepStats, Stepper};
 
-use crate::checkpointing::{self, CheckpointPolicy, Schedule};
+use crate::checkpointing::{self, CheckpointPolicy, Schedule, Snapshot};
 use crate::progress::Progress;
 use crate::stats::{Quality, STATS_FILE, STATS_HEADER, stats_row};
 use crate::{BakeError, BakeOptions, BakeReport, FrameStats};
@@ -55,8 +55,8 @@ pub fn bake_with_progress(
 /// Bakes a model built in code; the caches are named after its cloths. On return `model` holds
 /// the state after the last frame.
 ///
-/// The model's particle count, constraint count and `frames × substeps` are checked against
-/// [`BakeOptions::limits`] first.
+/// The model's particle count, constraint count and `frames × substeps` (`frames ×
+/// max_substeps` with a strain tolerance) are checked against [`BakeOptions::limits`] first.
 pub fn bake_model(model: &mut Model, options: &BakeOptions) -> Result<BakeReport, BakeError> {
     bake_model_with_progress(model, options, &mut ())
 }
@@ -86,7 +86,12 @@ fn check_limits(model: &Model, options: &BakeOptions) -> Result<(), BakeError> {
     };
     check("particles in the scene", model.particles().len() as u64, limits.max_particles, RAISE_HINT)?;
     check("constraints in the scene", model.distance().len() as u64, limits.max_constraints, RAISE_HINT)?;
-    check("frames × substeps time steps", s.frames as u64 * s.substeps as u64, limits.max_steps, RAISE_HINT)?;
+    // With a strain tolerance, a frame may take up to `max_substeps` time steps.
+    let (what, most) = match s.tolerance {
+        Some(t) => ("frames × max_substeps time steps", t.max_substeps),
+        None => ("frames × substeps time steps", s.substeps),
+    };
+    check(what, s.frames as u64 * most as u64, limits.max_steps, RAISE_HINT)?;
     // A cache holds `frames + 1` samples; PC2 counts them in an `i32`, the others in a `u32`.
     let (most, hint) = if options.effective_formats().contains(&CacheFormat::Pc2) {
         (i32::MAX as u64 - 1, "a PC2 cache counts its frames + 1 samples in 32 bits")
@@ -185,27 +190,53 @@ fn frames(
     let mut quality = Quality::new(model);
 
     let frame_started = Instant::now();
-    progress.start(settings.frames, settings.substeps);
+    progress.start(settings.frames, model.settings().substeps);
     // One stepper for the whole bake: its buffers are kept from step to step. The residual is
     // measured on the last time step of each frame only.
     let quiet = StepOptions { path: options.kernel, residual: false };
     let last = StepOptions { residual: true, ..quiet };
     let mut stepper = Stepper::new(quiet);
     let mut totals = StepStats::default();
+    // Baking to a strain tolerance: the count of each frame is chosen (see `next_substeps`);
+    // a frame over the tolerance is stepped again from this snapshot of its start.
+    let tolerance = settings.tolerance;
+    let mut snapshot = Snapshot::default();
+    let (mut steps, mut redone_steps) = (0u64, 0u64);
     // Grown as frames are baked, never reserved up front from a count in the scene.
     let mut per_frame = Vec::new();
     for frame in first_frame..=settings.frames {
-        let mut frame_stats = StepStats::default();
-        for s in 1..=settings.substeps {
-            stepper.set_options(if s == settings.substeps { last } else { quiet });
-            let stats = stepper.step(model);
-            frame_stats.accumulate(&stats);
-            totals.accumulate(&stats);
-        }
+        let mut frame_steps = 0u64;
+        let frame_stats = loop {
+            let substeps = model.settings().substeps;
+            let may_redo = tolerance.is_some_and(|t| substeps < t.max_substeps);
+            if may_redo {
+                snapshot.take(model);
+            }
+            let mut frame_stats = StepStats::default();
+            for s in 1..=substeps {
+                stepper.set_options(if s == substeps { last } else { quiet });
+                frame_stats.accumulate(&stepper.step(model));
+            }
+            frame_steps += substeps as u64;
+            if let Some(t) = tolerance.filter(|_| may_redo)
+                && quality.max_stretch(model) > t.max_strain
+            {
+                // Over the tolerance with steps to spare: again from the start, twice the count.
+                snapshot.put_back(model);
+                redone_steps += substeps as u64;
+                set_substeps(model, substeps.saturating_mul(2).min(t.max_substeps));
+                continue;
+            }
+            break frame_stats;
+        };
+        steps += frame_steps;
+        totals.accumulate(&frame_stats);
         let (intersections, max_stretch) = quality.measure(model);
+        let substeps = model.settings().substeps;
         let row = FrameStats {
             frame,
             time: frame as f64 / settings.fps,
+            substeps,
             step: frame_stats,
             intersections,
             max_stretch,
@@ -213,6 +244,11 @@ fn frames(
         stats.write(stats_row(&row).as_bytes()).map_err(stats_err)?;
         per_frame.push(row);
         write_samples(model, &cloths, &mut caches, &mut sample)?;
+        if let Some(t) = tolerance {
+            // What the next frame starts with (and a checkpoint after this frame records).
+            set_substeps(model, next_substeps(&t, substeps, max_stretch));
+        }
+        progress.frame_steps(frame, frame_steps, substeps);
         progress.frame_done(frame);
         if schedule.due(frame, settings.frames) {
             let mut checkpoint = checkpointing::capture(model, fingerprint, frame);
@@ -252,8 +288,10 @@ fn frames(
     Ok(BakeReport {
         frames: settings.frames,
         substeps: settings.substeps,
+        tolerance,
         iterations: settings.iterations,
-        steps: settings.frames as u64 * settings.substeps as u64,
+        steps,
+        redone_steps,
         particles: report.particles,
         pinned: report.pinned,
         colliders: report.colliders + report.mesh_colliders,
@@ -269,6 +307,22 @@ fn frames(
         frame_time,
         wall_time: Duration::ZERO,
     })
+}
+
+/// The count the frame after one that kept `substeps` and ended with the largest stretch
+/// `max_stretch` starts with: half as many (at least `min_substeps`) when it ended below
+/// `max_strain ×` [`StrainTolerance::RELAX_BELOW`], else the same.
+fn next_substeps(t: &StrainTolerance, substeps: u32, max_stretch: f32) -> u32 {
+    if max_stretch < t.max_strain * StrainTolerance::RELAX_BELOW {
+        (substeps / 2).max(t.min_substeps)
+    } else {
+        substeps
+    }
+}
+
+/// Sets the model's substep count to one between its tolerance's bounds.
+fn set_substeps(model: &mut Model, substeps: u32) {
+    model.set_substeps(substeps).expect("a count between min_substeps and max_substeps, checked at build");
 }
 
 /// The cache of `cloth` in `dir`: `frames + 1` samples at the scene's frame rate.

@@ -82,13 +82,15 @@ pub fn fingerprint(model: &Model, formats: &[CacheFormat], kernel: KernelPath) -
 }
 
 /// The model's state now, for a checkpoint after `frame` (the cache marks and the statistics
-/// length are filled in by the caller).
+/// length are filled in by the caller). The model's substep count is the one the next frame
+/// starts with.
 pub(crate) fn capture(model: &Model, fingerprint: u64, frame: u32) -> Checkpoint {
     let p = model.particles();
     Checkpoint {
         fingerprint,
         frame,
         time: model.time(),
+        substeps: model.settings().substeps,
         positions: p.positions().to_vec(),
         prev_positions: p.prev_positions().to_vec(),
         velocities: p.velocities().to_vec(),
@@ -118,6 +120,16 @@ pub(crate) fn unusable(
     if checkpoint.caches.len() != caches {
         return Some(format!("it records {} caches, this bake writes {caches}", checkpoint.caches.len()));
     }
+    let settings = model.settings();
+    let (least, most) = settings
+        .tolerance
+        .map_or((settings.substeps, settings.substeps), |t| (t.min_substeps, t.max_substeps));
+    if !(least..=most).contains(&checkpoint.substeps) {
+        return Some(format!(
+            "its next frame takes {} substeps, this bake takes {least} to {most}",
+            checkpoint.substeps
+        ));
+    }
     if checkpoint.frame == 0 || checkpoint.frame >= frames {
         return Some(format!("it is at frame {} of {frames}", checkpoint.frame));
     }
@@ -129,13 +141,51 @@ pub(crate) fn unusable(
     None
 }
 
-/// Puts the particle state and the time of `checkpoint` back into `model`.
+/// Puts the particle state, the time and the substep count of `checkpoint` back into `model`
+/// (a checkpoint [`unusable`] found usable).
 pub(crate) fn restore(model: &mut Model, checkpoint: &Checkpoint) {
     let parts = model.parts_mut();
     parts.particles.positions.copy_from_slice(&checkpoint.positions);
     parts.particles.prev_positions.copy_from_slice(&checkpoint.prev_positions);
     parts.particles.velocities.copy_from_slice(&checkpoint.velocities);
     *parts.time = checkpoint.time;
+    model.set_substeps(checkpoint.substeps).expect("unusable() checked the count against the settings");
+}
+
+/// The state a frame starts from (particle positions, previous positions, velocities and the
+/// time: everything a time step reads that it also changes), so that a frame over the strain
+/// tolerance can be stepped again from its start. The buffers are kept from frame to frame.
+#[derive(Debug, Default)]
+pub(crate) struct Snapshot {
+    positions: Vec<[f32; 4]>,
+    prev_positions: Vec<[f32; 4]>,
+    velocities: Vec<[f32; 4]>,
+    time: f64,
+}
+
+impl Snapshot {
+    /// Records `model`'s state now.
+    pub(crate) fn take(&mut self, model: &Model) {
+        let p = model.particles();
+        for (to, from) in [
+            (&mut self.positions, p.positions()),
+            (&mut self.prev_positions, p.prev_positions()),
+            (&mut self.velocities, p.velocities()),
+        ] {
+            to.clear();
+            to.extend_from_slice(from);
+        }
+        self.time = model.time();
+    }
+
+    /// Puts the recorded state back into `model` (the one it was taken of).
+    pub(crate) fn put_back(&self, model: &mut Model) {
+        let parts = model.parts_mut();
+        parts.particles.positions.copy_from_slice(&self.positions);
+        parts.particles.prev_positions.copy_from_slice(&self.prev_positions);
+        parts.particles.velocities.copy_from_slice(&self.velocities);
+        *parts.time = self.time;
+    }
 }
 
 #[cfg(test)]

@@ -14,8 +14,15 @@
 //! * [`BakeError`]: why a bake failed;
 //! * [`Progress`]: being told of every frame done (a progress bar).
 //!
-//! One frame is `substeps` XPBD time steps of `h = 1/(fps·substeps)` s. The residual `|C|` of the
-//! constraints is evaluated after the last time step of each frame only (one read-only pass), so
+//! One frame is `substeps` XPBD time steps of `h = 1/(fps·substeps)` s. With a strain tolerance
+//! ([`weft_core::StrainTolerance`], the default mode of a scene that names neither `substeps` nor
+//! `iterations`) the count is chosen frame by frame: a frame starts at the count the previous
+//! one kept (the first at `min_substeps`); if its largest stretch of a stretch edge ends over
+//! `max_strain` and the count is below `max_substeps`, it is stepped again from its start with
+//! twice the count (at most `max_substeps`); after a frame that ends below a quarter of
+//! `max_strain`, the next starts at half the count (at least `min_substeps`). The choice is a
+//! function of the state and the settings, so a bake stays deterministic, and a checkpoint
+//! records the count the next frame starts with. The residual `|C|` of the constraints is evaluated after the last time step of each frame only (one read-only pass), so
 //! the statistics cost nothing on the other steps.
 //!
 //! # Files written in the output directory
@@ -25,7 +32,7 @@
 //! | `NAME.pc2` | PC2 point cache of cloth `NAME` ([`weft_io::pc2`]) |
 //! | `NAME.usda` | ASCII USD mesh with time-sampled points ([`weft_io::usd`]) |
 //! | `NAME.0000.obj`, ... | one OBJ per sample ([`weft_io::obj_sequence`]) |
-//! | `stats.csv` | one row per frame, the columns of [`STATS_HEADER`]: `frame`, `time_s` (s), the degenerate projections of the frame, then the residuals and quality measures after it |
+//! | `stats.csv` | one row per frame, the columns of [`STATS_HEADER`]: `frame`, `time_s` (s), `substeps` (the time steps the frame kept), the degenerate projections of the frame, then the residuals and quality measures after it |
 //! | `weft.checkpoint` | while a bake runs, its last checkpoint ([`checkpointing`]) |
 //!
 //! # Guarantees
@@ -88,5 +95,5 @@ pub use checkpointing::CheckpointPolicy;
 pub use error::BakeError;
 pub use options::BakeOptions;
 pub use progress::Progress;
-pub use report::{BakeReport, FrameStats};
+pub use report::{BakeReport, FrameStats, OverTolerance};
 pub use stats::{STATS_FILE, STATS_HEADER, stats_csv, stats_row};

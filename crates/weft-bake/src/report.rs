@@ -13,6 +13,9 @@ pub struct FrameStats {
     pub frame: u32,
     /// Its time in s: `frame / fps`.
     pub time: f64,
+    /// Time steps the frame kept: the scene's `substeps`, or, baking to a strain tolerance, the
+    /// count chosen for it (tries stepped again at a higher count not included).
+    pub substeps: u32,
     /// Per kind: projections skipped as degenerate, summed over the frame's time steps, and
     /// `|C|` after its last time step.
     pub step: StepStats,
@@ -28,12 +31,19 @@ pub struct FrameStats {
 pub struct BakeReport {
     /// Frames baked.
     pub frames: u32,
-    /// Time steps per frame.
+    /// Time steps per frame; baking to a strain tolerance, the count the first frame started
+    /// with (each frame's count is in [`FrameStats::substeps`]).
     pub substeps: u32,
+    /// The strain tolerance the substep counts were chosen to, if any.
+    pub tolerance: Option<weft_core::StrainTolerance>,
     /// Solver iterations per time step.
     pub iterations: u32,
-    /// Time steps in all: `frames × substeps`.
+    /// Time steps this run took, tries stepped again included: `frames × substeps` for a fixed
+    /// count (of the frames this run stepped, see [`BakeReport::frames_run`]).
     pub steps: u64,
+    /// Of [`BakeReport::steps`], those of tries thrown away because the frame ended over the
+    /// strain tolerance (0 with a fixed count).
+    pub redone_steps: u64,
     /// Particles in the model.
     pub particles: usize,
     /// Pinned particles.
@@ -77,15 +87,48 @@ impl BakeReport {
         self.frame_time.as_secs_f64() * 1e3 / self.frames_run().max(1) as f64
     }
 
-    /// Constraint projections (constraints × iterations × time steps) per second of frame time.
+    /// Constraint projections (constraints × iterations × time steps, tries stepped again
+    /// included) per second of frame time.
     pub fn projections_per_second(&self) -> f64 {
-        let steps = self.frames_run() as f64 * self.substeps as f64;
-        let projections = self.constraints as f64 * self.iterations as f64 * steps;
+        let projections = self.constraints as f64 * self.iterations as f64 * self.steps as f64;
         projections / self.frame_time.as_secs_f64().max(1e-9)
+    }
+
+    /// The fewest and the most time steps a frame of this run kept (`None` without frames).
+    pub fn substep_range(&self) -> Option<(u32, u32)> {
+        let counts = self.per_frame.iter().map(|f| f.substeps);
+        Some((counts.clone().min()?, counts.max()?))
+    }
+
+    /// Baking to a strain tolerance: the frames of this run that ended over it (at
+    /// `max_substeps`, so kept as they were), with the worst of them. `None` without a tolerance
+    /// or when every frame ended within it.
+    pub fn over_tolerance(&self) -> Option<OverTolerance> {
+        let t = self.tolerance?;
+        let over = self.per_frame.iter().filter(|f| f.max_stretch > t.max_strain);
+        let worst = over
+            .clone()
+            .max_by(|a, b| a.max_stretch.total_cmp(&b.max_stretch).then(b.frame.cmp(&a.frame)))?;
+        Some(OverTolerance {
+            frames: over.count() as u32,
+            worst_strain: worst.max_stretch,
+            worst_frame: worst.frame,
+        })
     }
 
     /// `|C|` of the distance constraints after the last frame.
     pub fn final_residual(&self) -> Residual {
         self.per_frame.last().and_then(|f| f.step.distance.residual).unwrap_or_default()
     }
+}
+
+/// The frames of a bake that ended over its strain tolerance ([`BakeReport::over_tolerance`]).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct OverTolerance {
+    /// How many frames.
+    pub frames: u32,
+    /// The largest stretch after one of them, dimensionless (`|x_a − x_b|/L − 1`).
+    pub worst_strain: f32,
+    /// The first frame with that stretch.
+    pub worst_frame: u32,
 }

@@ -10,7 +10,9 @@ pub const STATS_FILE: &str = "stats.csv";
 
 /// Header line of [`STATS_FILE`].
 ///
-/// Per frame: the degenerate projections of all its time steps, then, after its last time step,
+/// Per frame: its number, its time in s, the time steps it kept (`substeps`: the scene's, or, baking
+/// to a strain tolerance, the count chosen for it), the degenerate projections of all its time
+/// steps, then, after its last time step,
 /// for the distance constraints the largest and mean `|C|` (m) and the largest strain `|C|/L`;
 /// for bending the largest and mean `|C|` (rad); for tethers the largest excess beyond a bound
 /// (m); for volume the largest `|V − p·V₀| / (p·V₀)`. A kind the scene does not have reads 0.
@@ -19,7 +21,7 @@ pub const STATS_FILE: &str = "stats.csv";
 /// a stretch edge, `|x_a − x_b|/L − 1` (0.01 = 1 % longer than at rest; 0 if none is longer).
 /// Last, the free particles deeper in a collider than half its thickness after the frame
 /// ([`weft_kernels::collider`]; 0 without colliders).
-pub const STATS_HEADER: &str = "frame,time_s,degenerate,distance_max_abs_c_m,distance_mean_abs_c_m,\
+pub const STATS_HEADER: &str = "frame,time_s,substeps,degenerate,distance_max_abs_c_m,distance_mean_abs_c_m,\
 distance_max_strain,bending_max_abs_c_rad,bending_mean_abs_c_rad,tether_max_excess_m,volume_max_rel_error,\
 intersecting_triangle_pairs,max_stretch,collider_deep_particles";
 
@@ -58,6 +60,15 @@ impl Quality {
         self.triangles.len()
     }
 
+    /// The largest stretch `|x_a − x_b|/L − 1` of a stretch edge of the model now (0 if none is
+    /// longer than at rest), dimensionless: what a bake to a strain tolerance holds to
+    /// `max_strain`.
+    pub fn max_stretch(&mut self, model: &Model) -> f32 {
+        self.positions.clear();
+        self.positions.extend(model.particles().positions().iter().map(|p| [p[0], p[1], p[2]]));
+        weft_core::quality::max_stretch(&self.positions, &self.edges, &self.rest)
+    }
+
     /// `(intersecting pairs of non-adjacent triangles, largest stretch |x_a − x_b|/L − 1 of a
     /// stretch edge)` of the model now (the model the measure was made for).
     pub fn measure(&mut self, model: &Model) -> (u64, f32) {
@@ -76,9 +87,10 @@ pub fn stats_row(f: &FrameStats) -> String {
     let r = |k: &weft_kernels::KindStats| k.residual.unwrap_or_default();
     let (d, b, t, v) = (r(&f.step.distance), r(&f.step.bending), r(&f.step.tethers), r(&f.step.volume));
     format!(
-        "{},{:?},{},{:?},{:?},{:?},{:?},{:?},{:?},{:?},{},{:?},{}\n",
+        "{},{:?},{},{},{:?},{:?},{:?},{:?},{:?},{:?},{:?},{},{:?},{}\n",
         f.frame,
         f.time,
+        f.substeps,
         f.step.degenerate(),
         d.max_abs,
         d.mean_abs(),
@@ -116,10 +128,11 @@ mod tests {
             ..StepStats::default()
         };
         step.bending.degenerate = 1;
-        let rows = [FrameStats { frame: 1, time: 0.1, step, intersections: 4, max_stretch: 0.125 }];
+        let rows =
+            [FrameStats { frame: 1, time: 0.1, substeps: 16, step, intersections: 4, max_stretch: 0.125 }];
         assert_eq!(
             stats_csv(&rows),
-            format!("{STATS_HEADER}\n1,0.1,3,0.5,0.25,0.25,0.0,0.0,0.0,0.0,4,0.125,0\n")
+            format!("{STATS_HEADER}\n1,0.1,16,3,0.5,0.25,0.25,0.0,0.0,0.0,0.0,4,0.125,0\n")
         );
     }
 }

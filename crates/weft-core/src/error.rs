@@ -80,6 +80,28 @@ pub enum Rule {
     /// A count that must be at least one is zero.
     #[error("must be at least 1")]
     Zero,
+    /// A count on the wrong side of another setting that bounds it.
+    #[error("{value} is {relation} {other} = {limit}")]
+    CountOrder {
+        /// The offending value.
+        value: u64,
+        /// `"more than"` or `"less than"`.
+        relation: &'static str,
+        /// The setting that bounds it.
+        other: &'static str,
+        /// That setting's value.
+        limit: u64,
+    },
+    /// A count outside the range other settings allow.
+    #[error("{value} is outside {min}..={max}")]
+    OutsideRange {
+        /// The offending value.
+        value: u64,
+        /// The smallest allowed.
+        min: u64,
+        /// The largest allowed.
+        max: u64,
+    },
     /// An index points past the end of the list it refers to.
     #[error("index {index} is out of range: the cloth has {len} particles")]
     IndexOutOfRange {

@@ -50,4 +50,4 @@ pub use builder::ModelBuilder;
 pub use cloth::{ClothDesc, EdgeSet, MassSpec, NonManifold};
 pub use error::{BuildError, Rule};
 pub use model::Model;
-pub use settings::{SimSettings, TimeStep};
+pub use settings::{SimSettings, StrainTolerance, TimeStep};

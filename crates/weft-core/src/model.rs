@@ -202,6 +202,21 @@ impl Model {
         &self.cloths
     }
 
+    /// Sets the time steps per frame of the steps to come (`settings().substeps`), so that they
+    /// are `h = 1/(fps·substeps)` s long: how a bake to a strain tolerance
+    /// ([`crate::settings::StrainTolerance`]) changes the count between frames. The state and
+    /// the time are left as they are.
+    ///
+    /// A count outside `min_substeps..=max_substeps` of the model's tolerance, or, without one, a
+    /// count that gives a time step `f32` cannot hold, is refused with the rule it breaks, and the
+    /// model is left unchanged.
+    pub fn set_substeps(&mut self, substeps: u32) -> Result<(), crate::BuildError> {
+        let settings = SimSettings { substeps, ..self.settings.clone() };
+        settings.validate()?;
+        self.settings = settings;
+        Ok(())
+    }
+
     /// Simulated time in s since the start of the bake.
     pub fn time(&self) -> f64 {
         self.time

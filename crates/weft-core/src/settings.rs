@@ -12,7 +12,9 @@ pub struct SimSettings {
     pub fps: f64,
     /// Frames to bake (`≥ 1`); a cache holds `frames + 1` samples, sample 0 being the initial state.
     pub frames: u32,
-    /// XPBD time steps per frame (`≥ 1`).
+    /// XPBD time steps per frame (`≥ 1`). With a [`tolerance`](Self::tolerance), the count the
+    /// next frame is stepped with: a bake sets it frame by frame ([`crate::Model::set_substeps`]),
+    /// starting from [`StrainTolerance::min_substeps`].
     pub substeps: u32,
     /// Solver iterations per time step (`≥ 1`).
     pub iterations: u32,
@@ -25,6 +27,47 @@ pub struct SimSettings {
     pub wind: Vec<WindKey>,
     /// Density of the air in kg/m³ (`≥ 0`), for the drag and lift of cloths with aerodynamics.
     pub air_density: f32,
+    /// `None`: every frame takes `substeps` time steps. `Some`: a bake chooses the count of each
+    /// frame so that its largest stretch stays within a tolerance (see [`StrainTolerance`]).
+    pub tolerance: Option<StrainTolerance>,
+}
+
+/// Baking to a tolerance: the substep count of each frame is chosen, between `min_substeps` and
+/// `max_substeps`, so that the largest stretch of a stretch edge after the frame,
+/// `|x_a − x_b|/L − 1` ([`crate::quality::max_stretch`]), is at most `max_strain`.
+///
+/// How a bake chooses (weft-bake): a frame starts at the count the previous frame ended with
+/// (the first at `min_substeps`); a frame that ends over the tolerance is stepped again from its
+/// start with twice the count (at most `max_substeps`); after a frame that ends below
+/// `max_strain ×` [`RELAX_BELOW`](StrainTolerance::RELAX_BELOW), the next one tries half the
+/// count (at least `min_substeps`). The choice depends on the state and the settings only, so a
+/// bake stays deterministic.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct StrainTolerance {
+    /// The largest stretch allowed at the end of a frame, dimensionless (`> 0`, finite; 0.02 is
+    /// 2 % longer than at rest).
+    pub max_strain: f32,
+    /// Fewest time steps per frame (`≥ 1`).
+    pub min_substeps: u32,
+    /// Most time steps per frame (`≥ min_substeps`); a frame still over the tolerance at this
+    /// count is kept as it is (and reported).
+    pub max_substeps: u32,
+}
+
+impl StrainTolerance {
+    /// A frame that ends below `max_strain × RELAX_BELOW` lets the next frame try half the count.
+    pub const RELAX_BELOW: f32 = 0.25;
+
+    /// Solver iterations per time step of a scene in this mode that does not name `iterations`:
+    /// more, smaller steps converge better than more iterations per step.
+    pub const DEFAULT_ITERATIONS: u32 = 1;
+}
+
+impl Default for StrainTolerance {
+    /// 2 % strain, between 4 and 128 substeps per frame.
+    fn default() -> Self {
+        StrainTolerance { max_strain: 0.02, min_substeps: 4, max_substeps: 128 }
+    }
 }
 
 /// The wind at one moment.
@@ -41,7 +84,7 @@ pub const AIR_DENSITY: f32 = 1.2;
 
 impl Default for SimSettings {
     /// 60 fps, 1 frame, 4 substeps, 8 iterations, Earth gravity along −y, no damping, still air
-    /// of density [`AIR_DENSITY`].
+    /// of density [`AIR_DENSITY`], no strain tolerance (a fixed substep count).
     fn default() -> Self {
         SimSettings {
             fps: 60.0,
@@ -52,13 +95,16 @@ impl Default for SimSettings {
             velocity_damping: 0.0,
             wind: Vec::new(),
             air_density: AIR_DENSITY,
+            tolerance: None,
         }
     }
 }
 
 impl SimSettings {
     /// Checks every rule: finite numbers, `fps > 0`, `frames, substeps, iterations ≥ 1`,
-    /// `velocity_damping ≥ 0`, and a time step `h = 1/(fps·substeps)` that is positive in `f32`.
+    /// `velocity_damping ≥ 0`, and a time step `h = 1/(fps·substeps)` that is positive in `f32`;
+    /// with a [`tolerance`](Self::tolerance), `max_strain > 0`, `1 ≤ min_substeps ≤
+    /// max_substeps`, `substeps` between them, and `h` positive in `f32` for every count between.
     pub fn validate(&self) -> Result<(), BuildError> {
         let err = |field, rule| Err(BuildError::new(Location::setting(field), rule));
         if !self.fps.is_finite() {
@@ -80,6 +126,48 @@ impl SimSettings {
                     hint: "a PC2 cache counts its samples in an i32",
                 },
             );
+        }
+        if let Some(t) = &self.tolerance {
+            if !t.max_strain.is_finite() {
+                return err("max_strain", Rule::NotFinite { value: t.max_strain.to_string() });
+            }
+            if t.max_strain <= 0.0 {
+                return err("max_strain", Rule::NotPositive { value: crate::error::widen(t.max_strain) });
+            }
+            if t.min_substeps == 0 {
+                return err("min_substeps", Rule::Zero);
+            }
+            if t.max_substeps == 0 {
+                return err("max_substeps", Rule::Zero);
+            }
+            if t.min_substeps > t.max_substeps {
+                return err(
+                    "min_substeps",
+                    Rule::CountOrder {
+                        value: t.min_substeps as u64,
+                        relation: "more than",
+                        other: "max_substeps",
+                        limit: t.max_substeps as u64,
+                    },
+                );
+            }
+            if !(t.min_substeps..=t.max_substeps).contains(&self.substeps) {
+                return err(
+                    "substeps",
+                    Rule::OutsideRange {
+                        value: self.substeps as u64,
+                        min: t.min_substeps as u64,
+                        max: t.max_substeps as u64,
+                    },
+                );
+            }
+            // h is monotonic in the count: both ends representable means every count between is.
+            // The longest step is out of range for an fps too small (or large), the shortest for
+            // too many substeps.
+            for (field, substeps) in [("fps", t.min_substeps), ("max_substeps", t.max_substeps)] {
+                check_time_step(self.fps, substeps, self.velocity_damping)
+                    .or_else(|rule| err(field, rule))?;
+            }
         }
         if self.substeps == 0 {
             return err("substeps", Rule::Zero);
@@ -118,17 +206,29 @@ impl SimSettings {
                 return at(Rule::KeysOutOfOrder { time: key.time, previous: self.wind[i - 1].time });
             }
         }
-        let h = self.time_step();
-        if !(h.h > 0.0 && h.h.is_finite() && h.inv_h2.is_finite() && h.inv_h2 > 0.0) {
-            // fps·substeps so large (or small) that h or 1/h² leaves f32.
-            return err("fps", Rule::TimeStepOutOfRange { fps: self.fps, substeps: self.substeps, h: h.h64 });
-        }
-        Ok(())
+        check_time_step(self.fps, self.substeps, self.velocity_damping).or_else(|rule| err("fps", rule))
     }
 
     /// The XPBD time step `h = 1/(fps·substeps)` and its derived factors.
     pub fn time_step(&self) -> TimeStep {
         TimeStep::new(1.0 / (self.fps * self.substeps as f64), self.velocity_damping)
+    }
+
+    /// Most time steps one frame may take: `max_substeps` with a tolerance, else `substeps`.
+    pub fn most_substeps(&self) -> u32 {
+        self.tolerance.map_or(self.substeps, |t| t.max_substeps)
+    }
+}
+
+/// Whether `fps·substeps` gives a step `h` such that `h` and `1/h²` are finite and positive in
+/// `f32`.
+fn check_time_step(fps: f64, substeps: u32, velocity_damping: f32) -> Result<(), Rule> {
+    let h = TimeStep::new(1.0 / (fps * substeps as f64), velocity_damping);
+    if h.h > 0.0 && h.h.is_finite() && h.inv_h2.is_finite() && h.inv_h2 > 0.0 {
+        Ok(())
+    } else {
+        // fps·substeps so large (or small) that h or 1/h² leaves f32.
+        Err(Rule::TimeStepOutOfRange { fps, substeps, h: h.h64 })
     }
 }
 
@@ -206,5 +306,53 @@ mod tests {
             assert_eq!(e.location.field, field, "{e}");
         }
         assert!(base.validate().is_ok());
+    }
+
+    #[test]
+    fn rejects_bad_tolerances() {
+        let tol = StrainTolerance::default();
+        let base = SimSettings { tolerance: Some(tol), ..SimSettings::default() };
+        assert!(base.validate().is_ok());
+        let with = |t: StrainTolerance| SimSettings { tolerance: Some(t), ..base.clone() };
+        for (s, field, shown) in [
+            (with(StrainTolerance { max_strain: 0.0, ..tol }), "max_strain", "must be greater than zero"),
+            (with(StrainTolerance { max_strain: -0.1, ..tol }), "max_strain", "must be greater than zero"),
+            (with(StrainTolerance { max_strain: f32::NAN, ..tol }), "max_strain", "NaN is not a finite"),
+            (with(StrainTolerance { max_strain: f32::INFINITY, ..tol }), "max_strain", "inf is not a finite"),
+            (with(StrainTolerance { min_substeps: 0, ..tol }), "min_substeps", "at least 1"),
+            (with(StrainTolerance { max_substeps: 0, ..tol }), "max_substeps", "at least 1"),
+            (
+                with(StrainTolerance { min_substeps: 8, max_substeps: 4, ..tol }),
+                "min_substeps",
+                "8 is more than max_substeps = 4",
+            ),
+            (SimSettings { substeps: 200, ..base.clone() }, "substeps", "200 is outside 4..=128"),
+            (
+                SimSettings { fps: 1e15, ..with(StrainTolerance { max_substeps: u32::MAX, ..tol }) },
+                "max_substeps",
+                "outside what the solver can represent",
+            ),
+        ] {
+            let e = s.validate().unwrap_err();
+            assert_eq!(e.location.field, field, "{e}");
+            assert!(e.to_string().contains(shown), "{e}");
+        }
+    }
+
+    #[test]
+    fn a_model_changes_its_substep_count_within_its_tolerance() {
+        let tol = StrainTolerance { max_strain: 0.02, min_substeps: 2, max_substeps: 16 };
+        let settings = SimSettings { substeps: 2, tolerance: Some(tol), ..SimSettings::default() };
+        let mut builder = crate::ModelBuilder::new(settings, crate::limits::Limits::default()).unwrap();
+        let particle =
+            crate::ClothDesc { name: "p".into(), positions: vec![[0.0, 1.0, 0.0]], ..Default::default() };
+        builder.add_cloth(&particle).unwrap();
+        let mut model = builder.build().unwrap();
+        model.set_substeps(16).unwrap();
+        assert_eq!(model.settings().substeps, 16);
+        assert_eq!(model.settings().time_step().h64, 1.0 / (60.0 * 16.0));
+        let e = model.set_substeps(17).unwrap_err();
+        assert_eq!(e.location.field, "substeps");
+        assert_eq!(model.settings().substeps, 16, "unchanged");
     }
 }

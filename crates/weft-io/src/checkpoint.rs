@@ -14,10 +14,10 @@
 //! formats, the kernel and the weft build): the caller computes it and refuses a checkpoint whose
 //! fingerprint differs.
 //!
-//! # Format (version 1, little-endian)
+//! # Format (version 2, little-endian)
 //!
 //! ```text
-//! magic "WEFTCKPT"   version u32 = 1   fingerprint u64   frame u32   time f64
+//! magic "WEFTCKPT"   version u32 = 2   fingerprint u64   frame u32   time f64   substeps u32
 //! n u64   positions n × 4 f32   previous positions n × 4 f32   velocities n × 4 f32
 //! caches u32   per cache: samples u32, bytes u64, state length u64, state bytes
 //! stats bytes u64
@@ -41,8 +41,8 @@ pub const CHECKPOINT_FILE: &str = "weft.checkpoint";
 
 /// First bytes of a checkpoint file.
 const MAGIC: &[u8; 8] = b"WEFTCKPT";
-/// Format version.
-const VERSION: u32 = 1;
+/// Format version (2: the substep count of the next frame after the time).
+const VERSION: u32 = 2;
 /// Largest checkpoint read, in bytes (a model within the default limits is far below it).
 pub const MAX_CHECKPOINT_BYTES: u64 = 16 << 30;
 
@@ -55,6 +55,9 @@ pub struct Checkpoint {
     pub frame: u32,
     /// Simulated time in s.
     pub time: f64,
+    /// Time steps the next frame starts with (`≥ 1`; in a bake to a strain tolerance, the count
+    /// the previous frame chose for it).
+    pub substeps: u32,
     /// `[x, y, z, w]`: positions in m and inverse masses in 1/kg.
     pub positions: Vec<[f32; 4]>,
     /// `[x, y, z, 0]`: positions at the start of the last time step, in m.
@@ -123,6 +126,7 @@ pub fn encode(c: &Checkpoint) -> Vec<u8> {
     b.extend_from_slice(&c.fingerprint.to_le_bytes());
     b.extend_from_slice(&c.frame.to_le_bytes());
     b.extend_from_slice(&c.time.to_le_bytes());
+    b.extend_from_slice(&c.substeps.to_le_bytes());
     b.extend_from_slice(&(n as u64).to_le_bytes());
     for records in [&c.positions, &c.prev_positions, &c.velocities] {
         debug_assert_eq!(records.len(), n, "one record of each kind per particle");
@@ -249,6 +253,10 @@ pub fn decode(bytes: &[u8]) -> Result<Checkpoint, CheckpointError> {
     if !time.is_finite() || time < 0.0 {
         return Err(format(format!("time {time} s is not a finite time ≥ 0")));
     }
+    let substeps = r.u32("the substep count")?;
+    if substeps == 0 {
+        return Err(format("the substep count is 0".into()));
+    }
     let n = r.count(48, "the particle count")?;
     let positions = r.records(n, "the positions")?;
     let prev_positions = r.records(n, "the previous positions")?;
@@ -281,6 +289,7 @@ pub fn decode(bytes: &[u8]) -> Result<Checkpoint, CheckpointError> {
         fingerprint,
         frame,
         time,
+        substeps,
         positions,
         prev_positions,
         velocities,
@@ -298,6 +307,7 @@ mod tests {
             fingerprint: 0x1234_5678_9abc_def0,
             frame: 7,
             time: 0.7,
+            substeps: 16,
             positions: vec![[1.0, 2.0, 3.0, 0.5], [4.0, 5.0, 6.0, 0.0]],
             prev_positions: vec![[1.0, 2.0, 2.9, 0.0], [4.0, 5.0, 6.0, 0.0]],
             velocities: vec![[0.0, 0.0, 1.0, 0.0], [0.0; 4]],
@@ -334,9 +344,9 @@ mod tests {
     #[test]
     fn huge_counts_fail_before_allocating() {
         // A valid checksum over a body whose particle count claims 2^60 particles.
-        let mut body = encode(&Checkpoint::default());
+        let mut body = encode(&Checkpoint { substeps: 1, ..Checkpoint::default() });
         body.truncate(body.len() - 8);
-        let n_at = MAGIC.len() + 4 + 8 + 4 + 8;
+        let n_at = MAGIC.len() + 4 + 8 + 4 + 8 + 4;
         body[n_at..n_at + 8].copy_from_slice(&(1u64 << 60).to_le_bytes());
         let mut h = Fnv64::default();
         h.write(&body);

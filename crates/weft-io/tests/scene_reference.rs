@@ -10,7 +10,8 @@
 //!   leaving the key out of a context that has it: the scene must be refused, naming the key.
 //!   `same as KEY` is checked like a value, with the other key's value in the context.
 //!
-//! The contexts (which shape a key needs, which key turns a constraint kind on) are the only
+//! The contexts (which shape a key needs, which key turns a constraint kind on, which key fixes
+//! the substep count) are the only
 //! knowledge of the keys in this file; the keys and their defaults come from the code and from the
 //! reference.
 
@@ -211,7 +212,13 @@ fn context(table: &str, key: &str) -> Scene {
             .set("cloth.grid", &["resolution = [3, 3]", "size = [1.0, 1.0]"])
     };
     match table {
-        "simulation" => base,
+        // A scene that names neither `substeps` nor `iterations` bakes to a strain tolerance: the
+        // default of each is the one of the fixed mode, where the other is given.
+        "simulation" => match key {
+            "substeps" => base.add("simulation", &["iterations = 8"]),
+            "iterations" => base.add("simulation", &["substeps = 4"]),
+            _ => base,
+        },
         "simulation.wind" => base.set("simulation.wind", &["time = 0.0", "velocity = [1.0, 0.0, 0.0]"]),
         "cloth" => {
             let s = match key {

@@ -93,12 +93,17 @@ impl ModelBuilder {
     /// A builder for a scene with these settings (validated here) and resource limits.
     pub fn new(settings: SimSettings, limits: Limits) -> Result<Self, BuildError> {
         settings.validate()?;
-        let steps = settings.frames as u64 * settings.substeps as u64;
+        // With a strain tolerance, a frame may take up to `max_substeps` steps.
+        let steps = settings.frames as u64 * settings.most_substeps() as u64;
         if steps > limits.max_steps {
             return Err(BuildError::new(
                 Location::setting("frames"),
                 Rule::TooLarge {
-                    what: "frames × substeps time steps",
+                    what: if settings.tolerance.is_some() {
+                        "frames × max_substeps time steps"
+                    } else {
+                        "frames × substeps time steps"
+                    },
                     requested: steps,
                     limit: limits.max_steps,
                     hint: RAISE_HINT,

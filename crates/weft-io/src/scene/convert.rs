@@ -24,7 +24,7 @@ use weft_core::grid::{GridDesc, GridMesh, GridPlane};
 use weft_core::limits::{Limits, RAISE_HINT};
 use weft_core::mesh::{Grain, classify_grain, in_box, mesh_edges, parse_index_list};
 use weft_core::self_collision::SelfCollisionDesc;
-use weft_core::settings::{SimSettings, WindKey};
+use weft_core::settings::{SimSettings, StrainTolerance, WindKey};
 use weft_core::tether::TetherDesc;
 use weft_core::units::UnitError;
 use weft_core::units::{Compliance, Elasticity, Stiffness};
@@ -102,6 +102,11 @@ fn unit<T>(value: f32, make: fn(f32) -> Result<T, UnitError>) -> Result<T, Scene
 }
 
 /// The `[simulation]` table: defaults from [`SimSettings::default`] for the optional keys.
+///
+/// The substep count is chosen per frame to a strain tolerance ([`StrainTolerance`], its
+/// defaults for the keys left out, and [`StrainTolerance::DEFAULT_ITERATIONS`] unless
+/// `iterations` is given) when `max_strain`, `min_substeps` or `max_substeps` is given, or when
+/// neither `substeps` nor `iterations` is; else every frame takes `substeps` time steps.
 fn simulation(raw: Spanned<RawSimulation>, source: &Source) -> Result<(SimSettings, KeySpans), SceneError> {
     let mut spans = KeySpans::new(raw.span());
     let raw = raw.into_inner();
@@ -115,16 +120,65 @@ fn simulation(raw: Spanned<RawSimulation>, source: &Source) -> Result<(SimSettin
     spans.key("fps", raw.fps.span());
     settings.fps = finite(*raw.fps.get_ref()).map_err(|r| fail("fps", raw.fps.span().start, r))?;
 
+    let tolerance_keys = [
+        ("max_strain", start(&raw.max_strain)),
+        ("min_substeps", start(&raw.min_substeps)),
+        ("max_substeps", start(&raw.max_substeps)),
+    ];
+    let named = tolerance_keys.iter().find_map(|&(key, at)| at.map(|at| (key, at)));
+    if let (Some((key, at)), Some(_)) = (named, &raw.substeps) {
+        return Err(fail(key, at, SceneRule::FixedAndTolerance { key }));
+    }
+    let to_tolerance = named.is_some() || (raw.substeps.is_none() && raw.iterations.is_none());
+    let mut tolerance = StrainTolerance::default();
+    if to_tolerance {
+        settings.iterations = StrainTolerance::DEFAULT_ITERATIONS;
+    }
+    if let Some(m) = raw.max_strain {
+        spans.key("max_strain", m.span());
+        tolerance.max_strain = to_f32(*m.get_ref()).map_err(|r| fail("max_strain", m.span().start, r))?;
+    }
     let counts = [
         ("frames", Some(raw.frames), &mut settings.frames),
         ("substeps", raw.substeps, &mut settings.substeps),
         ("iterations", raw.iterations, &mut settings.iterations),
+        ("min_substeps", raw.min_substeps.clone(), &mut tolerance.min_substeps),
+        ("max_substeps", raw.max_substeps.clone(), &mut tolerance.max_substeps),
     ];
     for (key, value, slot) in counts {
         if let Some(v) = value {
             spans.key(key, v.span());
             *slot = to_count(*v.get_ref()).map_err(|r| fail(key, v.span().start, r))?;
         }
+    }
+    if to_tolerance {
+        // Said at the key the scene gives (the other one may be a default); a 0 is left to
+        // `weft-core`'s "at least 1".
+        if tolerance.min_substeps > tolerance.max_substeps && tolerance.max_substeps > 0 {
+            let (key, at, relation, other, value, limit) = match (&raw.max_substeps, &raw.min_substeps) {
+                (Some(max), _) => (
+                    "max_substeps",
+                    max.span().start,
+                    "less than",
+                    "min_substeps",
+                    tolerance.max_substeps,
+                    tolerance.min_substeps,
+                ),
+                (None, Some(min)) => (
+                    "min_substeps",
+                    min.span().start,
+                    "more than",
+                    "max_substeps",
+                    tolerance.min_substeps,
+                    tolerance.max_substeps,
+                ),
+                (None, None) => unreachable!("the defaults are in order"),
+            };
+            let rule = Rule::CountOrder { value: value as u64, relation, other, limit: limit as u64 };
+            return Err(fail(key, at, SceneRule::Model(rule)));
+        }
+        settings.substeps = tolerance.min_substeps;
+        settings.tolerance = Some(tolerance);
     }
     if let Some(g) = raw.gravity {
         spans.key("gravity", g.span());

@@ -40,6 +40,15 @@ pub enum SceneRule {
         /// The other key.
         second: &'static str,
     },
+    /// A key of the strain tolerance given with a fixed `substeps`.
+    #[error(
+        "`{key}` has the substep count of each frame chosen to a strain tolerance, `substeps` fixes \
+         it: give one"
+    )]
+    FixedAndTolerance {
+        /// The tolerance key (`max_strain`, `min_substeps` or `max_substeps`).
+        key: &'static str,
+    },
     /// A cloth with none of `positions`, `grid` and `mesh`.
     #[error(
         "a cloth needs its particles: give `positions` (explicit particles), `grid` or `mesh` (an OBJ file)"

@@ -35,6 +35,9 @@ pub(super) struct RawSimulation {
     pub(super) velocity_damping: Option<Spanned<f64>>,
     pub(super) wind: Option<Spanned<Vec<Spanned<WindItem>>>>,
     pub(super) air_density: Option<Spanned<f64>>,
+    pub(super) max_strain: Option<Spanned<f64>>,
+    pub(super) min_substeps: Option<Spanned<i64>>,
+    pub(super) max_substeps: Option<Spanned<i64>>,
 }
 
 /// An element of `wind`: a number (of a constant `[x, y, z]`) or a `{ time, velocity }` key.

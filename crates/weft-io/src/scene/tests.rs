@@ -81,13 +81,102 @@ fn defaults_fill_optional_keys() {
         parse("[simulation]\nfps = 30\nframes = 2\n[[cloth]]\nname = \"c\"\npositions = [[0, 0, 0]]\n")
             .unwrap();
     let s = scene.settings();
-    assert_eq!((s.fps, s.substeps, s.iterations), (30.0, 4, 8));
+    // Neither `substeps` nor `iterations`: the substep count is chosen to a strain tolerance.
+    assert_eq!((s.fps, s.substeps, s.iterations), (30.0, 4, 1));
+    assert_eq!(s.tolerance, Some(weft_core::StrainTolerance::default()));
     assert_eq!(s.gravity, [0.0, -9.81, 0.0]);
     assert_eq!(s.velocity_damping, 0.0);
     let c = &scene.cloths()[0];
     assert_eq!(c.mass, weft_core::MassSpec::ParticleMass(1.0));
     assert!(c.velocities.is_none() && c.pins.is_empty());
     assert!(scene.build_model().is_ok());
+}
+
+#[test]
+fn the_substep_count_is_fixed_or_chosen_to_a_tolerance() {
+    let sim = |keys: &str| {
+        let text = format!(
+            "[simulation]\nfps = 30\nframes = 2\n{keys}\n[[cloth]]\nname = \"c\"\npositions = [[0, 0, 0]]\n"
+        );
+        let scene = parse(&text).unwrap();
+        assert!(scene.build_model().is_ok(), "{keys}");
+        scene.settings().clone()
+    };
+    let tol = |max_strain, min_substeps, max_substeps| {
+        Some(weft_core::StrainTolerance { max_strain, min_substeps, max_substeps })
+    };
+    // Either fixed key alone: a fixed count, the other key's default.
+    let s = sim("substeps = 2");
+    assert_eq!((s.substeps, s.iterations, s.tolerance), (2, 8, None));
+    let s = sim("iterations = 3");
+    assert_eq!((s.substeps, s.iterations, s.tolerance), (4, 3, None));
+    // Neither: the tolerance mode with its defaults.
+    let s = sim("");
+    assert_eq!((s.substeps, s.iterations, s.tolerance), (4, 1, tol(0.02, 4, 128)));
+    // A tolerance key: the tolerance mode, the other keys at their defaults; `iterations` may be
+    // given with it.
+    let s = sim("max_strain = 0.05");
+    assert_eq!((s.substeps, s.iterations, s.tolerance), (4, 1, tol(0.05, 4, 128)));
+    let s = sim("min_substeps = 2\nmax_substeps = 32\niterations = 2");
+    assert_eq!((s.substeps, s.iterations, s.tolerance), (2, 2, tol(0.02, 2, 32)));
+    let s = sim("min_substeps = 8\nmax_substeps = 8");
+    assert_eq!((s.substeps, s.tolerance), (8, tol(0.02, 8, 8)));
+}
+
+/// `(the [simulation] keys after fps and frames, the error)` for the tolerance keys.
+const TOLERANCE_CASES: &[(&str, &str)] = &[
+    ("max_strain = 0.0", "scene.toml:4:14: simulation.max_strain: 0 must be greater than zero"),
+    ("max_strain = -0.01", "scene.toml:4:14: simulation.max_strain: -0.01 must be greater than zero"),
+    ("max_strain = nan", "scene.toml:4:14: simulation.max_strain: NaN is not a finite number"),
+    ("max_strain = inf", "scene.toml:4:14: simulation.max_strain: inf is not a finite number"),
+    ("min_substeps = 0", "scene.toml:4:16: simulation.min_substeps: must be at least 1"),
+    ("max_substeps = 0", "scene.toml:4:16: simulation.max_substeps: must be at least 1"),
+    ("min_substeps = 0\nmax_substeps = 0", "scene.toml:4:16: simulation.min_substeps: must be at least 1"),
+    ("min_substeps = -1", "scene.toml:4:16: simulation.min_substeps: -1 must not be negative"),
+    ("min_substeps = 200", "scene.toml:4:16: simulation.min_substeps: 200 is more than max_substeps = 128"),
+    (
+        "min_substeps = 16\nmax_substeps = 8",
+        "scene.toml:5:16: simulation.max_substeps: 8 is less than min_substeps = 16",
+    ),
+    (
+        "substeps = 8\nmax_strain = 0.02",
+        "scene.toml:5:14: simulation.max_strain: `max_strain` has the substep count of each frame \
+         chosen to a strain tolerance, `substeps` fixes it: give one",
+    ),
+    (
+        "min_substeps = 2\nsubsteps = 8",
+        "scene.toml:4:16: simulation.min_substeps: `min_substeps` has the substep count of each \
+         frame chosen to a strain tolerance, `substeps` fixes it: give one",
+    ),
+    (
+        "max_substeps = 64\nsubsteps = 8",
+        "scene.toml:4:16: simulation.max_substeps: `max_substeps` has the substep count of each \
+         frame chosen to a strain tolerance, `substeps` fixes it: give one",
+    ),
+];
+
+#[test]
+fn every_tolerance_rule_has_its_line_and_message() {
+    for &(keys, message) in TOLERANCE_CASES {
+        let text = format!(
+            "[simulation]\nfps = 30.0\nframes = 2\n{keys}\n[[cloth]]\nname = \"c\"\npositions = [[0, 0, 0]]\n"
+        );
+        assert_eq!(error(&text).to_string(), message, "{keys}");
+    }
+}
+
+#[test]
+fn the_step_limit_counts_max_substeps_in_the_tolerance_mode() {
+    let limits = Limits { max_steps: 1000, ..Limits::default() };
+    let text = "[simulation]\nfps = 30\nframes = 10\n[[cloth]]\nname = \"c\"\npositions = [[0, 0, 0]]\n";
+    let scene = parse_scene(text, Path::new("s.toml"), &limits).unwrap();
+    assert_eq!(
+        scene.build_model().unwrap_err().to_string(),
+        "s.toml:3:10: simulation.frames: 1280 frames × max_substeps time steps: more than the limit \
+         of 1000 (raise it with --max-particles / --max-constraints / --max-steps)"
+    );
+    let fits = text.replace("frames = 10", "frames = 10\nmax_substeps = 100");
+    assert!(parse_scene(&fits, Path::new("s.toml"), &limits).unwrap().build_model().is_ok());
 }
 
 #[test]
@@ -143,7 +232,7 @@ const SEED_CASES: &[(&str, &str, &str)] = &[
     (
         "fps = 10.0",
         "fps = 10.0\nfoo = 1",
-        "scene.toml:3:1: unknown field `foo`, expected one of `fps`, `frames`, `substeps`, `iterations`, `gravity`, `velocity_damping`, `wind`, `air_density`",
+        "scene.toml:3:1: unknown field `foo`, expected one of `fps`, `frames`, `substeps`, `iterations`, `gravity`, `velocity_damping`, `wind`, `air_density`, `max_strain`, `min_substeps`, `max_substeps`",
     ),
     (
         "pins = [0]",
