@@ -60,7 +60,7 @@ pub(super) fn convert(raw: RawScene, source: &Source, limits: &Limits) -> Result
     let mut cloth_spans = Vec::with_capacity(raw.cloth.len());
     let mut cloth_sources = Vec::with_capacity(raw.cloth.len());
     for cloth in raw.cloth {
-        let (desc, spans, sources) = Cloth::convert(cloth, source, limits)?;
+        let (desc, spans, sources) = Cloth::convert(cloth, source, limits, settings.tolerance.as_ref())?;
         cloths.push(desc);
         cloth_spans.push(spans);
         cloth_sources.push(sources);
@@ -307,6 +307,7 @@ impl<'a> Cloth<'a> {
         raw: Spanned<RawCloth>,
         source: &'a Source,
         limits: &Limits,
+        tolerance: Option<&StrainTolerance>,
     ) -> Result<(ClothDesc, KeySpans, ClothSource), SceneError> {
         let mut cx = Cloth {
             source,
@@ -324,7 +325,7 @@ impl<'a> Cloth<'a> {
         cx.mass(&raw, &mut desc)?;
         cx.edge_sets(&mut raw, &mut desc, &mut derived)?;
         cx.pins(&mut raw, &mut desc, derived.corners)?;
-        cx.kinds(&mut raw, &mut desc)?;
+        cx.kinds(&mut raw, &mut desc, tolerance)?;
         cx.follow(&mut raw, &mut desc)?;
         Ok((desc, cx.spans, cx.origin))
     }
@@ -871,7 +872,13 @@ impl<'a> Cloth<'a> {
 
     /// `non_manifold`, and the constraint kinds beyond distance: bending, tethers, volume, drag
     /// and lift. A kind is on when any of its keys is given; its other keys take their defaults.
-    fn kinds(&mut self, raw: &mut RawCloth, desc: &mut ClothDesc) -> Result<(), SceneError> {
+    /// Baking to a strain `tolerance`, a pinned cloth has tethers unless `tethers = false`.
+    fn kinds(
+        &mut self,
+        raw: &mut RawCloth,
+        desc: &mut ClothDesc,
+        tolerance: Option<&StrainTolerance>,
+    ) -> Result<(), SceneError> {
         if let Some(p) = &raw.non_manifold {
             self.spans.key("non_manifold", p.span());
             desc.non_manifold = match p.get_ref() {
@@ -902,13 +909,35 @@ impl<'a> Cloth<'a> {
         }
 
         let scale = self.optional("tether_scale", &raw.tether_scale)?;
+        let material_key =
+            if raw.tether_compliance.is_some() { "tether_compliance" } else { "tether_stiffness" };
         let tether = self.material(
             ("tether_compliance", raw.tether_compliance.take()),
             ("tether_stiffness", raw.tether_stiffness.take()),
         )?;
-        if scale.is_some() || tether.is_some() {
+        let switch = raw.tethers.as_ref().map(|t| {
+            self.spans.key("tethers", t.span());
+            (*t.get_ref(), t.span().start)
+        });
+        let keyed = scale.is_some() || tether.is_some();
+        let on = match switch {
+            Some((false, at)) if keyed => {
+                let second = if scale.is_some() { "tether_scale" } else { material_key };
+                return Err(self.fail(
+                    "tethers",
+                    at,
+                    SceneRule::Conflict { first: "tethers = false", second },
+                ));
+            }
+            Some((on, _)) => on || keyed,
+            // Baking to a tolerance, a pinned cloth is tethered by default: long-range limits make
+            // a hanging cloth converge with far fewer substeps (docs/physics.md).
+            None => keyed || (tolerance.is_some() && !desc.pins.is_empty()),
+        };
+        if on {
+            let default_scale = tolerance.map_or(1.0, TetherDesc::tolerance_scale);
             desc.tethers = Some(TetherDesc {
-                scale: scale.unwrap_or(1.0),
+                scale: scale.unwrap_or(default_scale),
                 elasticity: tether.unwrap_or(Elasticity::RIGID),
             });
         }

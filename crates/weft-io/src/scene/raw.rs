@@ -125,6 +125,7 @@ pub(super) struct RawCloth {
     pub(super) bending_compliance: Option<Spanned<f64>>,
     pub(super) bending_stiffness: Option<Spanned<f64>>,
     pub(super) bending_damping: Option<Spanned<f64>>,
+    pub(super) tethers: Option<Spanned<bool>>,
     pub(super) tether_scale: Option<Spanned<f64>>,
     pub(super) tether_compliance: Option<Spanned<f64>>,
     pub(super) tether_stiffness: Option<Spanned<f64>>,

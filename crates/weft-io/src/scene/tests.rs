@@ -237,7 +237,7 @@ const SEED_CASES: &[(&str, &str, &str)] = &[
     (
         "pins = [0]",
         "pins = [0]\npin = [1]",
-        "scene.toml:16:1: unknown field `pin`, expected one of `name`, `positions`, `grid`, `velocities`, `particle_mass`, `density`, `triangles`, `edges`, `rest_lengths`, `stretch_compliance`, `stretch_stiffness`, `stretch_damping`, `shear`, `shear_edges`, `shear_compliance`, `shear_stiffness`, `shear_damping`, `pins`, `pin_corners`, `mesh`, `object`, `non_manifold`, `pin_box`, `pin_file`, `warp_compliance`, `warp_stiffness`, `weft_compliance`, `weft_stiffness`, `bending_compliance`, `bending_stiffness`, `bending_damping`, `tether_scale`, `tether_compliance`, `tether_stiffness`, `pressure`, `volume_compliance`, `volume_stiffness`, `drag`, `lift`, `self_collision`, `self_thickness`, `self_friction`, `follow`",
+        "scene.toml:16:1: unknown field `pin`, expected one of `name`, `positions`, `grid`, `velocities`, `particle_mass`, `density`, `triangles`, `edges`, `rest_lengths`, `stretch_compliance`, `stretch_stiffness`, `stretch_damping`, `shear`, `shear_edges`, `shear_compliance`, `shear_stiffness`, `shear_damping`, `pins`, `pin_corners`, `mesh`, `object`, `non_manifold`, `pin_box`, `pin_file`, `warp_compliance`, `warp_stiffness`, `weft_compliance`, `weft_stiffness`, `bending_compliance`, `bending_stiffness`, `bending_damping`, `tethers`, `tether_scale`, `tether_compliance`, `tether_stiffness`, `pressure`, `volume_compliance`, `volume_stiffness`, `drag`, `lift`, `self_collision`, `self_thickness`, `self_friction`, `follow`",
     ),
     ("fps = 10.0", "fps = 10.0 x", "scene.toml:2:7: string values must be quoted, expected literal string"),
     ("frames = 1", "frames = 1\nframes = 2", "scene.toml:4:1: duplicate key"),
@@ -904,8 +904,8 @@ fn wind_air_and_constraint_kinds() {
     assert_eq!(c.volume.unwrap().pressure, 1.5);
     assert_eq!((c.aero.unwrap().drag, c.aero.unwrap().lift), (0.5, 0.0));
     assert_eq!(c.non_manifold, weft_core::NonManifold::Skip);
-    let flag = parse(FLAG).unwrap();
-    let plain = &flag.cloths()[0];
+    let fixed = parse(&flag_with("frames = 48", "frames = 48\nsubsteps = 4")).unwrap();
+    let plain = &fixed.cloths()[0];
     assert!(
         plain.bending.is_none() && plain.tethers.is_none() && plain.volume.is_none() && plain.aero.is_none()
     );
@@ -1237,4 +1237,34 @@ fn mesh_collider_mistakes_name_the_file_and_line() {
     assert_eq!(e, "scene.toml:10:10: cloth 'cape': follow: `follow` is an empty list: give at least one");
     let e = body_error(&body_with("follow = \"body\"", "follow = 3"), &[("body.obj", obj)]);
     assert!(e.starts_with("scene.toml:10:10: "), "{e}");
+}
+
+#[test]
+fn a_pinned_cloth_baked_to_a_tolerance_is_tethered_unless_told_not_to() {
+    // FLAG names neither `substeps` nor `iterations`: it bakes to the default 2 % tolerance.
+    let tethers = parse(FLAG).unwrap().cloths()[0].tethers.expect("tethered by default");
+    assert_eq!((tethers.scale, tethers.elasticity), (1.01, weft_core::units::Elasticity::RIGID));
+    let tighter = parse(&flag_with("frames = 48", "frames = 48\nmax_strain = 0.005")).unwrap();
+    assert_eq!(tighter.cloths()[0].tethers.unwrap().scale, 1.0025);
+    // A key of their own keeps its value; the others take the tolerance's defaults.
+    let keyed = parse(&flag_with("pin_corners", "tether_compliance = 1e-3\npin_corners")).unwrap();
+    assert_eq!(keyed.cloths()[0].tethers.unwrap().scale, 1.01);
+    let off = parse(&flag_with("pin_corners", "tethers = false\npin_corners")).unwrap();
+    assert!(off.cloths()[0].tethers.is_none());
+    // A fixed substep count keeps the old default: no tethers unless asked for.
+    let fixed = parse(&flag_with("frames = 48", "frames = 48\nsubsteps = 8")).unwrap();
+    assert!(fixed.cloths()[0].tethers.is_none());
+    let asked = flag_with("frames = 48", "frames = 48\nsubsteps = 8")
+        .replace("pin_corners", "tethers = true\npin_corners");
+    let asked = parse(&asked).unwrap();
+    assert_eq!(asked.cloths()[0].tethers.unwrap().scale, 1.0);
+    // Off and a tether key at once is a contradiction, named on one line.
+    let e = error(&flag_with("pin_corners", "tethers = false\ntether_scale = 1.2\npin_corners"));
+    assert!(e.to_string().contains("give `tethers = false` or `tether_scale`, not both"), "{e}");
+    assert!(e.to_string().starts_with("scene.toml:"), "{e}");
+    let e = error(&flag_with("pin_corners", "tethers = false\ntether_stiffness = 10.0\npin_corners"));
+    assert!(e.to_string().contains("`tether_stiffness`"), "{e}");
+    // A cloth without pins is not tethered by default.
+    let free = parse(&FLAG.replace("pin_corners = [\"top-left\", \"top-right\"]\n", "")).unwrap();
+    assert!(free.cloths()[0].tethers.is_none());
 }
