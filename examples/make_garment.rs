@@ -157,7 +157,11 @@ fn mannequin(first: usize) -> (String, usize, usize) {
     for w in FORM.windows(2) {
         for k in 0..FORM_SPLIT {
             let t = k as f64 / FORM_SPLIT as f64;
-            rows.push((w[0].0 + t * (w[1].0 - w[0].0), w[0].1 + t * (w[1].1 - w[0].1), w[0].2 + t * (w[1].2 - w[0].2)));
+            rows.push((
+                w[0].0 + t * (w[1].0 - w[0].0),
+                w[0].1 + t * (w[1].1 - w[0].1),
+                w[0].2 + t * (w[1].2 - w[0].2),
+            ));
         }
     }
     rows.push(FORM[FORM.len() - 1]);
