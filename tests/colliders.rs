@@ -326,7 +326,8 @@ fn the_swept_check_is_what_stops_the_coarse_sweep_tunnelling() {
     let finish = |sweep: bool| {
         let mut x = predicted.clone();
         let mut moves = vec![[0.0; 4]; x.len()];
-        let swept = if sweep { sweep_contacts(&ball, &mut x, &mut moves, &prev, KernelPath::Simd) } else { 0 };
+        let swept =
+            if sweep { sweep_contacts(&ball, &mut x, &mut moves, &prev, KernelPath::Simd) } else { 0 };
         for _ in 0..8 {
             project_contacts(&ball, &mut x, &mut moves, None, KernelPath::Simd);
         }
@@ -426,7 +427,11 @@ friction = 0.3
         let mut x = p.positions().to_vec();
         let before = x.clone();
         let mut moves = vec![[0.0; 4]; x.len()];
-        assert_eq!(sweep_contacts(&floor, &mut x, &mut moves, p.prev_positions(), KernelPath::Simd), 0, "step {s}");
+        assert_eq!(
+            sweep_contacts(&floor, &mut x, &mut moves, p.prev_positions(), KernelPath::Simd),
+            0,
+            "step {s}"
+        );
         assert_eq!(x, before);
     }
     let v = m.particles().velocities()[0][0];

@@ -88,7 +88,8 @@ enum Solver {
 fn chain_drift(solver: Solver, substeps: u32) -> f64 {
     let mut model = chain(substeps);
     let frames = FPS as usize;
-    let mut worst = drift(&model.particles().positions().iter().map(|r| [r[0], r[1], r[2]]).collect::<Vec<_>>());
+    let mut worst =
+        drift(&model.particles().positions().iter().map(|r| [r[0], r[1], r[2]]).collect::<Vec<_>>());
     match solver {
         Solver::Kernels(path) => {
             let mut stepper = Stepper::new(StepOptions { path, residual: false });
@@ -96,7 +97,8 @@ fn chain_drift(solver: Solver, substeps: u32) -> f64 {
                 for _ in 0..substeps {
                     stepper.step(&mut model);
                 }
-                let x: Vec<[f32; 3]> = model.particles().positions().iter().map(|r| [r[0], r[1], r[2]]).collect();
+                let x: Vec<[f32; 3]> =
+                    model.particles().positions().iter().map(|r| [r[0], r[1], r[2]]).collect();
                 worst = worst.max(drift(&x));
             }
         }
@@ -119,7 +121,11 @@ fn check_chain(solver: Solver) {
         eprintln!("{solver:?}, {s} substeps: largest drift {:.4} % of the static stretch", d * 100.0);
     }
     for (s, d) in drifts {
-        assert!(d <= TOLERANCE, "{solver:?}, {s} substeps: the chain drifted {:.3} % from its equilibrium", d * 100.0);
+        assert!(
+            d <= TOLERANCE,
+            "{solver:?}, {s} substeps: the chain drifted {:.3} % from its equilibrium",
+            d * 100.0
+        );
     }
 }
 
@@ -154,9 +160,14 @@ fn free_fall_at_256_substeps_matches_semi_implicit_euler() {
     let substeps = 256;
     let y0 = 2.0f64;
     let model = {
-        let mut b = ModelBuilder::new(settings(FPS, substeps, 1, [0.0, -G as f32, 0.0]), Limits::default()).unwrap();
-        b.add_cloth(&ClothDesc { name: "stone".into(), positions: vec![[0.0, y0 as f32, 0.0]], ..ClothDesc::default() })
-            .unwrap();
+        let mut b =
+            ModelBuilder::new(settings(FPS, substeps, 1, [0.0, -G as f32, 0.0]), Limits::default()).unwrap();
+        b.add_cloth(&ClothDesc {
+            name: "stone".into(),
+            positions: vec![[0.0, y0 as f32, 0.0]],
+            ..ClothDesc::default()
+        })
+        .unwrap();
         b.build().unwrap()
     };
     let n = FPS as usize * substeps as usize;

@@ -122,7 +122,17 @@ fn kind_sweep<'a>(model: &Model, kind: Kind, path: KernelPath, pool: &'a ThreadP
             match kind {
                 Kind::Bending => {
                     let (lanes, lambda) = parts.bending.lanes_and_lambda_mut();
-                    solve(&Bending, &lanes, lambda, p.positions, moves, p.prev_positions, &step, path, sweeps);
+                    solve(
+                        &Bending,
+                        &lanes,
+                        lambda,
+                        p.positions,
+                        moves,
+                        p.prev_positions,
+                        &step,
+                        path,
+                        sweeps,
+                    );
                 }
                 Kind::Tethers => {
                     let (lanes, lambda) = parts.tethers.lanes_and_lambda_mut();

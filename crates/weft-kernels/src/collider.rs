@@ -368,7 +368,8 @@ fn simd_end(len: usize, path: KernelPath) -> usize {
 #[inline(always)]
 fn add_moves8(displacement: &mut [Record], i: usize, delta: V3<f32x8>) {
     let zero = f32x8::ZERO;
-    let rows = transpose4x4_halves([delta[0], delta[1], delta[2], zero]).map(bytemuck::cast::<f32x8, [Record; 2]>);
+    let rows =
+        transpose4x4_halves([delta[0], delta[1], delta[2], zero]).map(bytemuck::cast::<f32x8, [Record; 2]>);
     for k in 0..4 {
         displacement[i + k] = add_record(displacement[i + k], rows[k][0]);
         displacement[i + k + 4] = add_record(displacement[i + k + 4], rows[k][1]);

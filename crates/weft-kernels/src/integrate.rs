@@ -150,8 +150,9 @@ pub(crate) fn velocity_phase(team: &Team<'_>, arrays: &ParticleArrays<'_>, step:
         // SAFETY: each chunk is claimed by one work item per phase and the chunks are disjoint;
         // in this phase nothing writes the displacements, and only this item touches its chunk
         // of the velocities.
-        let (d, v) =
-            unsafe { (&arrays.displacement.read(phase)[range.clone()], arrays.velocities.write(phase, range)) };
+        let (d, v) = unsafe {
+            (&arrays.displacement.read(phase)[range.clone()], arrays.velocities.write(phase, range))
+        };
         held += update_velocities(d, v, step);
     });
     held

@@ -206,7 +206,13 @@ mod tests {
 
     fn particle(x: [f32; 3], inv_mass: f32) -> Particle {
         let position = Vec3::from(x);
-        Particle { position, prev_position: position, velocity: Vec3::ZERO, displacement: Vec3::ZERO, inv_mass }
+        Particle {
+            position,
+            prev_position: position,
+            velocity: Vec3::ZERO,
+            displacement: Vec3::ZERO,
+            inv_mass,
+        }
     }
 
     fn hinge(rest_angle: f32, compliance: f32) -> BendingConstraint {
