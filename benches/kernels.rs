@@ -69,6 +69,7 @@ fn distance(c: &mut Criterion) {
         for (name, path, pool) in cases.into_iter().chain([(all_threads.as_str(), KernelPath::Simd, &all)]) {
             let mut m = model.clone();
             let step = m.settings().time_step();
+            let mut moves = vec![[0.0; 4]; m.particles().positions().len()];
             group.bench_function(BenchmarkId::from_parameter(name), |b| {
                 let parts = m.parts_mut();
                 let p = parts.particles;
@@ -80,6 +81,7 @@ fn distance(c: &mut Criterion) {
                             &lanes,
                             lambda,
                             p.positions,
+                            &mut moves,
                             p.prev_positions,
                             &step,
                             path,

@@ -325,9 +325,11 @@ fn the_swept_check_is_what_stops_the_coarse_sweep_tunnelling() {
     let centre = 10 * 21 + 10;
     let finish = |sweep: bool| {
         let mut x = predicted.clone();
-        let swept = if sweep { sweep_contacts(&ball, &mut x, &prev, KernelPath::Simd) } else { 0 };
+        let mut moves = vec![[0.0; 4]; x.len()];
+        let swept =
+            if sweep { sweep_contacts(&ball, &mut x, &mut moves, &prev, KernelPath::Simd) } else { 0 };
         for _ in 0..8 {
-            project_contacts(&ball, &mut x, None, KernelPath::Simd);
+            project_contacts(&ball, &mut x, &mut moves, None, KernelPath::Simd);
         }
         (x[centre], swept)
     };
@@ -424,7 +426,12 @@ friction = 0.3
         let p = m.particles();
         let mut x = p.positions().to_vec();
         let before = x.clone();
-        assert_eq!(sweep_contacts(&floor, &mut x, p.prev_positions(), KernelPath::Simd), 0, "step {s}");
+        let mut moves = vec![[0.0; 4]; x.len()];
+        assert_eq!(
+            sweep_contacts(&floor, &mut x, &mut moves, p.prev_positions(), KernelPath::Simd),
+            0,
+            "step {s}"
+        );
         assert_eq!(x, before);
     }
     let v = m.particles().velocities()[0][0];

@@ -85,14 +85,17 @@ type Sweep<'a> = Box<dyn FnMut(usize) -> f64 + 'a>;
 fn kernel_sweep<'a>(model: &Model, path: KernelPath, pool: &'a ThreadPool) -> Sweep<'a> {
     let mut model = model.clone();
     let step = model.settings().time_step();
+    // The displacements a step carries, which every correction moves too.
+    let mut moves = vec![[0.0; 4]; model.particles().positions().len()];
     Box::new(move |sweeps| {
         let parts = model.parts_mut();
         let p = parts.particles;
+        let moves = &mut moves;
         let (lanes, lambda) = parts.distance.lanes_and_lambda_mut();
         pool.install(|| {
             // All sweeps of a round in one team, as a time step runs its iterations.
             let start = Instant::now();
-            solve(&Distance, &lanes, lambda, p.positions, p.prev_positions, &step, path, sweeps);
+            solve(&Distance, &lanes, lambda, p.positions, moves, p.prev_positions, &step, path, sweeps);
             start.elapsed().as_secs_f64()
         })
     })
@@ -109,19 +112,31 @@ enum Kind {
 fn kind_sweep<'a>(model: &Model, kind: Kind, path: KernelPath, pool: &'a ThreadPool) -> Sweep<'a> {
     let mut model = model.clone();
     let step = model.settings().time_step();
+    let mut moves = vec![[0.0; 4]; model.particles().positions().len()];
     Box::new(move |sweeps| {
         let parts = model.parts_mut();
         let p = parts.particles;
+        let moves = &mut moves;
         pool.install(|| {
             let start = Instant::now();
             match kind {
                 Kind::Bending => {
                     let (lanes, lambda) = parts.bending.lanes_and_lambda_mut();
-                    solve(&Bending, &lanes, lambda, p.positions, p.prev_positions, &step, path, sweeps);
+                    solve(
+                        &Bending,
+                        &lanes,
+                        lambda,
+                        p.positions,
+                        moves,
+                        p.prev_positions,
+                        &step,
+                        path,
+                        sweeps,
+                    );
                 }
                 Kind::Tethers => {
                     let (lanes, lambda) = parts.tethers.lanes_and_lambda_mut();
-                    solve(&Tether, &lanes, lambda, p.positions, p.prev_positions, &step, path, sweeps);
+                    solve(&Tether, &lanes, lambda, p.positions, moves, p.prev_positions, &step, path, sweeps);
                 }
             }
             start.elapsed().as_secs_f64()

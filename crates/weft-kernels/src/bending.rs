@@ -189,10 +189,10 @@ pub fn bending_delta<R: Real>(
     BendingDelta { dlambda: R::select(valid, dlambda, zero), c, grad, valid }
 }
 
-/// `xᵢ + wᵢ·∇ᵢ·Δλ` for `a, b, c, d`.
+/// The corrections `wᵢ·∇ᵢ·Δλ` (m) for `a, b, c, d`; the moved positions are `xᵢ + correction`.
 #[inline(always)]
-fn corrected<R: Real>(x: [V3<R>; 4], w: [R; 4], d: &BendingDelta<R>) -> [V3<R>; 4] {
-    std::array::from_fn(|i| add3(x[i], scale3(d.grad[i], w[i] * d.dlambda)))
+fn corrections<R: Real>(w: [R; 4], d: &BendingDelta<R>) -> [V3<R>; 4] {
+    std::array::from_fn(|i| scale3(d.grad[i], w[i] * d.dlambda))
 }
 
 fn xyz<R: Copy>(r: [R; 4]) -> V3<R> {
@@ -241,11 +241,12 @@ impl<const DAMPED: bool> BatchKernel for BendingKernel<'_, DAMPED> {
         let lam = G::load(lambda);
         let d = bending_delta(x, w, self.param::<G>(REST_ANGLE, b), alpha_tilde, lam, damping);
         (lam + d.dlambda).store(lambda);
-        let moved = corrected(x, w, &d);
+        let deltas = corrections(w, &d);
         let plan = lanes.plan();
         let writes = &plan.writes[batches.clone()];
-        for (s, (p, w)) in moved.into_iter().zip(w).enumerate() {
-            G::scatter(|i, r| access.store(i, r), ids[s], writes, s, [p[0], p[1], p[2], w]);
+        for (s, (dx, w)) in deltas.into_iter().zip(w).enumerate() {
+            let p = add3(x[s], dx);
+            G::scatter(|i, r, m| access.store(i, r, m), ids[s], writes, s, [p[0], p[1], p[2], w], dx);
         }
         G::degenerate(d.valid, &plan.active[batches])
     }
@@ -268,10 +269,11 @@ impl<const DAMPED: bool> BatchKernel for BendingKernel<'_, DAMPED> {
             });
             let d = bending_delta(x, w, self.param1(REST_ANGLE, b, k), alpha_tilde, lambda.0[k], damping);
             lambda.0[k] += d.dlambda;
-            let moved = corrected(x, w, &d);
+            let deltas = corrections(w, &d);
             for s in 0..4 {
                 if writes & (1 << (s * SIMD_WIDTH + k)) != 0 {
-                    access.store(ids[s], [moved[s][0], moved[s][1], moved[s][2], w[s]]);
+                    let (p, dx) = (add3(x[s], deltas[s]), deltas[s]);
+                    access.store(ids[s], [p[0], p[1], p[2], w[s]], [dx[0], dx[1], dx[2], 0.0]);
                 }
             }
             degenerate += u32::from(!d.valid);
@@ -318,6 +320,12 @@ impl BatchedKind<4, 3> for Bending {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// `xᵢ + wᵢ·∇ᵢ·Δλ`: the positions the kernels store.
+    fn corrected(x: [V3<f32>; 4], w: [f32; 4], d: &BendingDelta<f32>) -> [V3<f32>; 4] {
+        let deltas = corrections(w, d);
+        std::array::from_fn(|i| add3(x[i], deltas[i]))
+    }
 
     /// A deterministic stream of numbers in `[−1, 1)` (xorshift).
     struct Noise(u64);

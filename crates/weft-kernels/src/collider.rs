@@ -79,7 +79,8 @@ use wide::f32x8;
 use crate::KernelPath;
 use crate::integrate::{particle_chunk, particle_chunks};
 use crate::lane::{Real, V3, add3, dot3, scale3, sub3};
-use crate::records::{Record, gather8, scatter8};
+use crate::records::{Record, gather8, scatter8, transpose4x4_halves};
+use crate::schedule::add_record;
 use crate::shared::SharedSlice;
 use crate::team::Team;
 
@@ -185,23 +186,30 @@ pub fn signed_distance<R: Real>(c: &Placed, x: V3<R>) -> SignedDistance<R> {
 }
 
 /// One contact projection of the particle at `x` (inverse mass `w`) against collider `c`: the new
-/// position and the push `−C` along the normal (m, 0 where there is no contact or `w = 0`).
+/// position, the push `−C` along the normal (m, 0 where there is no contact or `w = 0`) and the
+/// correction that moved it (m; the new position is `x + correction` where it moved).
 #[inline(always)]
-pub fn project<R: Real>(c: &Placed, x: V3<R>, w: R) -> (V3<R>, R) {
+pub fn project<R: Real>(c: &Placed, x: V3<R>, w: R) -> (V3<R>, R, V3<R>) {
     let s = signed_distance(c, x);
     let zero = R::splat(0.0);
     let value = s.distance - R::splat(c.thickness);
     let active = R::and(zero.gt(value), w.gt(zero));
     let push = R::select(active, -value, zero);
-    let moved = add3(x, scale3(s.normal, push));
-    (std::array::from_fn(|i| R::select(active, moved[i], x[i])), push)
+    let delta = scale3(s.normal, push);
+    let moved = add3(x, delta);
+    (
+        std::array::from_fn(|i| R::select(active, moved[i], x[i])),
+        push,
+        std::array::from_fn(|i| R::select(active, delta[i], zero)),
+    )
 }
 
 /// Coulomb friction of the particle at `x` (at `prev` at the start of the step, inverse mass `w`)
 /// against collider `c`, which pushed it by `depth` (m) during the step (module docs). Returns the
-/// new position; unchanged where `depth ≤ 0` or `w = 0`.
+/// new position and the correction that moved it (m; the new position is `x + correction`);
+/// unchanged (correction 0) where `depth ≤ 0` or `w = 0`.
 #[inline(always)]
-pub fn friction<R: Real>(c: &Placed, x: V3<R>, prev: V3<R>, w: R, depth: R) -> V3<R> {
+pub fn friction<R: Real>(c: &Placed, x: V3<R>, prev: V3<R>, w: R, depth: R) -> (V3<R>, V3<R>) {
     let n = signed_distance(c, x).normal;
     let r = if c.moving {
         sub3(add3(rotate(&c.carry, sub3(x, splat3(c.position))), splat3(c.prev_position)), prev)
@@ -214,8 +222,12 @@ pub fn friction<R: Real>(c: &Placed, x: V3<R>, prev: V3<R>, w: R, depth: R) -> V
     let slides = lt.gt(R::splat(c.friction.static_coefficient) * depth);
     let k = R::select(slides, min(R::splat(c.friction.kinetic_coefficient) * depth / lt, one), one);
     let active = R::and(depth.gt(zero), w.gt(zero));
-    let moved = sub3(x, scale3(rt, k));
-    std::array::from_fn(|i| R::select(active, moved[i], x[i]))
+    let slide = scale3(rt, k);
+    let moved = sub3(x, slide);
+    (
+        std::array::from_fn(|i| R::select(active, moved[i], x[i])),
+        std::array::from_fn(|i| R::select(active, -slide[i], zero)),
+    )
 }
 
 /// How far below half its thickness a particle must be to count as deep, in m: the rounding of
@@ -352,19 +364,40 @@ fn simd_end(len: usize, path: KernelPath) -> usize {
     }
 }
 
+/// Adds the corrections `delta` (m) of the eight particles `i..i + 8` to their displacements.
+#[inline(always)]
+fn add_moves8(displacement: &mut [Record], i: usize, delta: V3<f32x8>) {
+    let zero = f32x8::ZERO;
+    let rows =
+        transpose4x4_halves([delta[0], delta[1], delta[2], zero]).map(bytemuck::cast::<f32x8, [Record; 2]>);
+    for k in 0..4 {
+        displacement[i + k] = add_record(displacement[i + k], rows[k][0]);
+        displacement[i + k + 4] = add_record(displacement[i + k + 4], rows[k][1]);
+    }
+}
+
+/// `[dx, dy, dz]` as a `[dx, dy, dz, 0]` record.
+fn record(d: V3<f32>) -> Record {
+    [d[0], d[1], d[2], 0.0]
+}
+
 /// One contact projection of every particle of `positions` against every collider, in order
-/// (module docs). With `depth` (one `f32` per particle and collider, particle-major), each push
+/// (module docs); each correction is also added to `displacement` (`[dx, dy, dz, 0]` per
+/// particle, m). With `depth` (one `f32` per particle and collider, particle-major), each push
 /// (m) is added to it.
 ///
 /// # Panics
-/// If `depth` is given and does not hold `positions.len() × colliders.len()` values.
+/// If `displacement` does not hold one record per particle, or `depth` is given and does not
+/// hold `positions.len() × colliders.len()` values.
 pub fn project_contacts(
     colliders: &[Placed],
     positions: &mut [Record],
+    displacement: &mut [Record],
     mut depth: Option<&mut [f32]>,
     path: KernelPath,
 ) {
     let (len, nc) = (positions.len(), colliders.len());
+    assert_eq!(displacement.len(), len, "one displacement per particle");
     if let Some(d) = &depth {
         assert_eq!(d.len(), len * nc, "one depth per particle and collider");
     }
@@ -374,8 +407,9 @@ pub fn project_contacts(
         let [x, y, z, w] = gather8(|j| positions[j as usize], &ids);
         let mut p = [x, y, z];
         for (j, c) in colliders.iter().enumerate() {
-            let (moved, push) = project(c, p, w);
+            let (moved, push, delta) = project(c, p, w);
             p = moved;
+            add_moves8(displacement, i, delta);
             if let Some(d) = depth.as_deref_mut() {
                 let sum = (f32x8::new(std::array::from_fn(|k| d[(i + k) * nc + j])) + push).to_array();
                 for (k, s) in sum.into_iter().enumerate() {
@@ -383,14 +417,16 @@ pub fn project_contacts(
                 }
             }
         }
-        scatter8(|j, r| positions[j as usize] = r, &ids, u8::MAX, [p[0], p[1], p[2], w]);
+        let zero = [f32x8::ZERO; 3];
+        scatter8(|j, r, _| positions[j as usize] = r, &ids, u8::MAX, [p[0], p[1], p[2], w], zero);
     }
     for i in end..len {
         let r = positions[i];
         let mut p = xyz(r);
         for (j, c) in colliders.iter().enumerate() {
-            let (moved, push) = project(c, p, r[3]);
+            let (moved, push, delta) = project(c, p, r[3]);
             p = moved;
+            displacement[i] = add_record(displacement[i], record(delta));
             if let Some(d) = depth.as_deref_mut() {
                 d[i * nc + j] += push;
             }
@@ -400,19 +436,22 @@ pub fn project_contacts(
 }
 
 /// Coulomb friction for every particle of `positions` (at `prev` at the start of the step) and
-/// every collider, in order, from the pushes `depth` of the step (module docs).
+/// every collider, in order, from the pushes `depth` of the step (module docs); each correction
+/// is also added to `displacement` (`[dx, dy, dz, 0]` per particle, m).
 ///
 /// # Panics
-/// If `prev` or `depth` does not match `positions` and `colliders`.
+/// If `prev`, `displacement` or `depth` does not match `positions` and `colliders`.
 pub fn apply_friction(
     colliders: &[Placed],
     positions: &mut [Record],
+    displacement: &mut [Record],
     prev: &[Record],
     depth: &[f32],
     path: KernelPath,
 ) {
     let (len, nc) = (positions.len(), colliders.len());
     assert_eq!(prev.len(), len, "one previous position per particle");
+    assert_eq!(displacement.len(), len, "one displacement per particle");
     assert_eq!(depth.len(), len * nc, "one depth per particle and collider");
     let end = simd_end(len, path);
     for i in (0..end).step_by(8) {
@@ -422,15 +461,20 @@ pub fn apply_friction(
         let mut p = [x, y, z];
         for (j, c) in colliders.iter().enumerate() {
             let d = f32x8::new(std::array::from_fn(|k| depth[(i + k) * nc + j]));
-            p = friction(c, p, [px, py, pz], w, d);
+            let delta;
+            (p, delta) = friction(c, p, [px, py, pz], w, d);
+            add_moves8(displacement, i, delta);
         }
-        scatter8(|j, r| positions[j as usize] = r, &ids, u8::MAX, [p[0], p[1], p[2], w]);
+        let zero = [f32x8::ZERO; 3];
+        scatter8(|j, r, _| positions[j as usize] = r, &ids, u8::MAX, [p[0], p[1], p[2], w], zero);
     }
     for i in end..len {
         let r = positions[i];
         let mut p = xyz(r);
         for (j, c) in colliders.iter().enumerate() {
-            p = friction(c, p, xyz(prev[i]), r[3], depth[i * nc + j]);
+            let delta;
+            (p, delta) = friction(c, p, xyz(prev[i]), r[3], depth[i * nc + j]);
+            displacement[i] = add_record(displacement[i], record(delta));
         }
         positions[i] = [p[0], p[1], p[2], r[3]];
     }
@@ -459,17 +503,21 @@ pub fn count_deep(colliders: &[Placed], positions: &[Record], path: KernelPath) 
 }
 
 /// The swept check of every particle of `positions` (at `prev` at the start of the step) against
-/// every collider, in order (module docs). Returns how many particles it moved.
+/// every collider, in order (module docs). A particle it moves is set to where it entered, so its
+/// displacement becomes `x − x_prev` (`displacement`: `[dx, dy, dz, 0]` per particle, m).
+/// Returns how many particles it moved.
 ///
 /// # Panics
-/// If `prev` does not match `positions`.
+/// If `prev` or `displacement` does not match `positions`.
 pub fn sweep_contacts(
     colliders: &[Placed],
     positions: &mut [Record],
+    displacement: &mut [Record],
     prev: &[Record],
     path: KernelPath,
 ) -> u64 {
-    fn one<R: MaskLanes>(colliders: &[Placed], x: V3<R>, prev: V3<R>, w: R) -> (V3<R>, u64) {
+    /// The new positions, how many lanes moved and the lanes that moved (1, else 0).
+    fn one<R: MaskLanes>(colliders: &[Placed], x: V3<R>, prev: V3<R>, w: R) -> (V3<R>, u64, R) {
         let (zero, one) = (R::splat(0.0), R::splat(1.0));
         let (mut p, mut hit) = (x, zero);
         for c in colliders {
@@ -477,25 +525,41 @@ pub fn sweep_contacts(
             p = q;
             hit = R::select(moved, one, hit);
         }
-        (p, R::lanes_set(hit.gt(zero)))
+        (p, R::lanes_set(hit.gt(zero)), hit)
     }
     let len = positions.len();
     assert_eq!(prev.len(), len, "one previous position per particle");
+    assert_eq!(displacement.len(), len, "one displacement per particle");
+    let mut place = |i: usize, p: V3<f32>| {
+        let q = prev[i];
+        displacement[i] = [p[0] - q[0], p[1] - q[1], p[2] - q[2], 0.0];
+    };
     let end = simd_end(len, path);
     let mut count = 0;
     for i in (0..end).step_by(8) {
         let ids = ids8(i);
         let [x, y, z, w] = gather8(|j| positions[j as usize], &ids);
         let [px, py, pz, _] = gather8(|j| prev[j as usize], &ids);
-        let (p, n) = one(colliders, [x, y, z], [px, py, pz], w);
+        let (p, n, hit) = one(colliders, [x, y, z], [px, py, pz], w);
         count += n;
-        scatter8(|j, r| positions[j as usize] = r, &ids, u8::MAX, [p[0], p[1], p[2], w]);
+        if n > 0 {
+            let zero = [f32x8::ZERO; 3];
+            scatter8(|j, r, _| positions[j as usize] = r, &ids, u8::MAX, [p[0], p[1], p[2], w], zero);
+            // Rare: only the lanes that moved take `x − x_prev`.
+            let (hit, p) = (hit.to_array(), p.map(f32x8::to_array));
+            for k in (0..8).filter(|&k| hit[k] > 0.0) {
+                place(i + k, [p[0][k], p[1][k], p[2][k]]);
+            }
+        }
     }
     for i in end..len {
         let r = positions[i];
-        let (p, n) = one(colliders, xyz(r), xyz(prev[i]), r[3]);
+        let (p, n, _) = one(colliders, xyz(r), xyz(prev[i]), r[3]);
         count += n;
         positions[i] = [p[0], p[1], p[2], r[3]];
+        if n > 0 {
+            place(i, p);
+        }
     }
     count
 }
@@ -507,6 +571,8 @@ pub(crate) struct ContactArrays<'a> {
     pub(crate) colliders: &'a [Placed],
     /// `[x, y, z, w]` records.
     pub(crate) records: SharedSlice<'a, Record>,
+    /// `[dx, dy, dz, 0]` displacements of the step (m), moved with the records.
+    pub(crate) displacement: SharedSlice<'a, Record>,
     /// `[x, y, z, 0]` at the start of the step; no contact phase writes them.
     pub(crate) prev: SharedSlice<'a, Record>,
     /// Pushes of the step, one per particle and collider (particle-major).
@@ -519,12 +585,12 @@ pub(crate) struct ContactArrays<'a> {
 
 impl ContactArrays<'_> {
     /// One team phase over the particles in chunks of
-    /// [`PARTICLE_CHUNK`](crate::integrate::PARTICLE_CHUNK): `f(range, positions, previous
-    /// positions, depths, deep count)` for each chunk.
+    /// [`PARTICLE_CHUNK`](crate::integrate::PARTICLE_CHUNK): `f(range, positions,
+    /// displacements, previous positions, depths, deep count)` for each chunk.
     fn for_each_chunk(
         &self,
         team: &Team<'_>,
-        mut f: impl FnMut(std::ops::Range<usize>, &mut [Record], &[Record], &mut [f32], &mut u64),
+        mut f: impl FnMut(std::ops::Range<usize>, &mut [Record], &mut [Record], &[Record], &mut [f32], &mut u64),
     ) {
         let (len, nc) = (self.records.len(), self.colliders.len());
         team.for_each(particle_chunks(len), |phase, c| {
@@ -532,43 +598,47 @@ impl ContactArrays<'_> {
             // SAFETY: each chunk is claimed by one work item per phase; the chunks' particle
             // ranges (so their depth ranges, `nc` values per particle, and their deep counts,
             // one per chunk) are disjoint, and during a contact phase no other code touches the
-            // records, the depths or the counts, and nothing writes the previous positions.
-            let (x, prev, d, deep) = unsafe {
+            // records, the displacements (one per particle, like the records), the depths or the
+            // counts, and nothing writes the previous positions.
+            let (x, moves, prev, d, deep) = unsafe {
                 (
                     self.records.write(phase, range.clone()),
+                    self.displacement.write(phase, range.clone()),
                     &self.prev.read(phase)[range.clone()],
                     self.depth.write(phase, range.start * nc..range.end * nc),
                     &mut self.deep.write(phase, c..c + 1)[0],
                 )
             };
-            f(range, x, prev, d, deep);
+            f(range, x, moves, prev, d, deep);
         });
     }
 
     /// [`project_contacts`] as a team phase, adding the pushes to the depths if `accumulate`.
     pub(crate) fn contact_phase(&self, team: &Team<'_>, accumulate: bool) {
-        self.for_each_chunk(team, |_, x, _, d, _| {
-            project_contacts(self.colliders, x, accumulate.then_some(d), self.path)
+        self.for_each_chunk(team, |_, x, moves, _, d, _| {
+            project_contacts(self.colliders, x, moves, accumulate.then_some(d), self.path)
         });
     }
 
     /// [`sweep_contacts`] as a team phase; the particles this thread moved.
     pub(crate) fn sweep_phase(&self, team: &Team<'_>) -> u64 {
         let mut swept = 0;
-        self.for_each_chunk(team, |_, x, prev, _, _| {
-            swept += sweep_contacts(self.colliders, x, prev, self.path);
+        self.for_each_chunk(team, |_, x, moves, prev, _, _| {
+            swept += sweep_contacts(self.colliders, x, moves, prev, self.path);
         });
         swept
     }
 
     /// [`apply_friction`] as a team phase.
     pub(crate) fn friction_phase(&self, team: &Team<'_>) {
-        self.for_each_chunk(team, |_, x, prev, d, _| apply_friction(self.colliders, x, prev, d, self.path));
+        self.for_each_chunk(team, |_, x, moves, prev, d, _| {
+            apply_friction(self.colliders, x, moves, prev, d, self.path)
+        });
     }
 
     /// [`count_deep`] as a team phase, into the deep count of each particle chunk.
     pub(crate) fn deep_phase(&self, team: &Team<'_>) {
-        self.for_each_chunk(team, |_, x, _, _, deep| *deep = count_deep(self.colliders, x, self.path));
+        self.for_each_chunk(team, |_, x, _, _, _, deep| *deep = count_deep(self.colliders, x, self.path));
     }
 }
 
@@ -609,12 +679,13 @@ mod tests {
     #[test]
     fn a_contact_pushes_out_to_the_thickness_and_pins_stay() {
         let c = placed(ColliderShape::Sphere { radius: 1.0 }, 0.1);
-        let (x, push) = project::<f32>(&c, [0.0, 0.5, 0.0], 1.0);
+        let (x, push, delta) = project::<f32>(&c, [0.0, 0.5, 0.0], 1.0);
         assert!((x[1] - 1.1).abs() < 1e-6 && (push - 0.6).abs() < 1e-6, "{x:?} {push}");
-        let (x, push) = project::<f32>(&c, [0.0, 0.5, 0.0], 0.0);
-        assert_eq!((x, push), ([0.0, 0.5, 0.0], 0.0));
-        let (x, push) = project::<f32>(&c, [0.0, 2.0, 0.0], 1.0);
-        assert_eq!((x, push), ([0.0, 2.0, 0.0], 0.0));
+        assert_eq!(x, [0.0, 0.5 + delta[1], 0.0], "x moved by the correction");
+        let (x, push, delta) = project::<f32>(&c, [0.0, 0.5, 0.0], 0.0);
+        assert_eq!((x, push, delta), ([0.0, 0.5, 0.0], 0.0, [0.0; 3]));
+        let (x, push, delta) = project::<f32>(&c, [0.0, 2.0, 0.0], 1.0);
+        assert_eq!((x, push, delta), ([0.0, 2.0, 0.0], 0.0, [0.0; 3]));
     }
 
     #[test]
@@ -625,15 +696,15 @@ mod tests {
         };
         let c = Collider::new(&desc).unwrap().placed(0.0, 0.1);
         // Moved 0.1 m along the floor, pushed up by 0.4 m: 0.1 ≤ 0.5·0.4, so it sticks.
-        let x = friction::<f32>(&c, [0.1, 0.0, 0.0], [0.0; 3], 1.0, 0.4);
-        assert_eq!(x, [0.0, 0.0, 0.0]);
+        let (x, delta) = friction::<f32>(&c, [0.1, 0.0, 0.0], [0.0; 3], 1.0, 0.4);
+        assert_eq!((x, delta), ([0.0, 0.0, 0.0], [-0.1, 0.0, 0.0]));
         // Pushed by 0.1 m only: 0.1 > 0.05, slides, losing 0.25·0.1 = 0.025 m.
-        let x = friction::<f32>(&c, [0.1, 0.0, 0.0], [0.0; 3], 1.0, 0.1);
+        let (x, _) = friction::<f32>(&c, [0.1, 0.0, 0.0], [0.0; 3], 1.0, 0.1);
         assert!((x[0] - 0.075).abs() < 1e-7, "{x:?}");
         // A floor sliding at +x carries a sticking particle with it.
         let keys = vec![RigidKey::at([0.0; 3]), RigidKey { time: 1.0, ..RigidKey::at([1.0, 0.0, 0.0]) }];
         let moving = Collider::new(&ColliderDesc { keys, ..desc }).unwrap().placed(0.0, 0.1);
-        let x = friction::<f32>(&moving, [0.0, 0.0, 0.0], [0.0; 3], 1.0, 0.4);
+        let (x, _) = friction::<f32>(&moving, [0.0, 0.0, 0.0], [0.0; 3], 1.0, 0.4);
         assert!((x[0] - 0.1).abs() < 1e-6, "{x:?}");
     }
 
@@ -715,17 +786,19 @@ mod tests {
         moving.push(Collider::new(&desc).unwrap().placed(0.0, 0.1));
         let run = |path| {
             let mut x = records.clone();
-            let swept = sweep_contacts(&moving, &mut x, &prev, path);
+            let mut moves: Vec<Record> = (0..x.len()).map(|i| [i as f32 * 1e-3, 0.0, -1e-3, 0.0]).collect();
+            let swept = sweep_contacts(&moving, &mut x, &mut moves, &prev, path);
             let mut d = vec![0.0; x.len() * colliders.len()];
-            project_contacts(&colliders, &mut x, Some(&mut d), path);
-            apply_friction(&colliders, &mut x, &records, &d, path);
-            (x, d, count_deep(&colliders, &records, path), swept)
+            project_contacts(&colliders, &mut x, &mut moves, Some(&mut d), path);
+            apply_friction(&colliders, &mut x, &mut moves, &records, &d, path);
+            (x, d, count_deep(&colliders, &records, path), swept, moves)
         };
         let (a, b) = (run(KernelPath::Simd), run(KernelPath::Scalar));
         let bits = |x: &[Record]| x.iter().flatten().map(|v| v.to_bits()).collect::<Vec<_>>();
         assert_eq!(a.3, b.3);
         assert!(a.3 > 0, "the sample has swept particles");
         assert_eq!(bits(&a.0), bits(&b.0));
+        assert_eq!(bits(&a.4), bits(&b.4), "the displacements too");
         assert_eq!(
             a.1.iter().map(|v| v.to_bits()).collect::<Vec<_>>(),
             b.1.iter().map(|v| v.to_bits()).collect::<Vec<_>>()

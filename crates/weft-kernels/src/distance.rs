@@ -28,7 +28,7 @@ use weft_core::settings::TimeStep;
 use wide::f32x8;
 
 use crate::KernelPath;
-use crate::lane::{Real, SIMD_WIDTH, V3, dot3, sub3};
+use crate::lane::{Real, SIMD_WIDTH, V3, add3, dot3, sub3};
 use crate::records::BatchGroup;
 use crate::records::{Record, gather8};
 use crate::schedule::{Access, BatchKernel, BatchedKind, KernelInputs, LaneResidual, run_batches};
@@ -112,15 +112,13 @@ pub fn distance_delta<R: Real>(
     }
 }
 
-/// `x_a − w_a·Δλ·n` and `x_b + w_b·Δλ·n`, computed as `x ∓ d·(w·Δλ/|d|)`.
+/// The corrections `−w_a·Δλ·n` and `+w_b·Δλ·n` (m), computed as `∓d·(w·Δλ/|d|)`; the moved
+/// positions are `x + correction` (the same bits as `x ∓ d·(w·Δλ/|d|)`).
 #[inline(always)]
-fn corrected<R: Real>(xa: V3<R>, xb: V3<R>, wa: R, wb: R, d: &DistanceDelta<R>) -> (V3<R>, V3<R>) {
+fn corrections<R: Real>(xa: V3<R>, xb: V3<R>, wa: R, wb: R, d: &DistanceDelta<R>) -> (V3<R>, V3<R>) {
     let (sa, sb) = (wa * d.dlambda_per_length, wb * d.dlambda_per_length);
     let dir = sub3(xb, xa);
-    (
-        [xa[0] - dir[0] * sa, xa[1] - dir[1] * sa, xa[2] - dir[2] * sa],
-        [xb[0] + dir[0] * sb, xb[1] + dir[1] * sb, xb[2] + dir[2] * sb],
-    )
+    ([-(dir[0] * sa), -(dir[1] * sa), -(dir[2] * sa)], [dir[0] * sb, dir[1] * sb, dir[2] * sb])
 }
 
 fn xyz<R: Copy>(r: [R; 4]) -> V3<R> {
@@ -163,11 +161,12 @@ impl<const SOFT: bool, const DAMPED: bool> BatchKernel for DistanceKernel<'_, SO
         let rest = G::load(&lanes.param(REST)[batches.clone()]);
         let d = distance_delta([xa, ya, za], [xb, yb, zb], wa, wb, rest, alpha_tilde, lam, damping);
         (lam + d.dlambda).store(lambda);
-        let (na, nb) = corrected([xa, ya, za], [xb, yb, zb], wa, wb, &d);
+        let (da, db) = corrections([xa, ya, za], [xb, yb, zb], wa, wb, &d);
+        let (na, nb) = (add3([xa, ya, za], da), add3([xb, yb, zb], db));
         let plan = lanes.plan();
         let writes = &plan.writes[batches.clone()];
-        G::scatter(|i, r| access.store(i, r), ia, writes, 0, [na[0], na[1], na[2], wa]);
-        G::scatter(|i, r| access.store(i, r), ib, writes, 1, [nb[0], nb[1], nb[2], wb]);
+        G::scatter(|i, r, m| access.store(i, r, m), ia, writes, 0, [na[0], na[1], na[2], wa], da);
+        G::scatter(|i, r, m| access.store(i, r, m), ib, writes, 1, [nb[0], nb[1], nb[2], wb], db);
         G::degenerate(d.valid, &plan.active[batches])
     }
 
@@ -190,12 +189,13 @@ impl<const SOFT: bool, const DAMPED: bool> BatchKernel for DistanceKernel<'_, SO
             let rest = lanes.param(REST)[b].0[k];
             let d = distance_delta(xa, xb, wa, wb, rest, alpha_tilde, lambda.0[k], damping);
             lambda.0[k] += d.dlambda;
-            let (na, nb) = corrected(xa, xb, wa, wb, &d);
+            let (da, db) = corrections(xa, xb, wa, wb, &d);
+            let (na, nb) = (add3(xa, da), add3(xb, db));
             if writes & (1 << k) != 0 {
-                access.store(ia, [na[0], na[1], na[2], wa]);
+                access.store(ia, [na[0], na[1], na[2], wa], [da[0], da[1], da[2], 0.0]);
             }
             if writes & (1 << (SIMD_WIDTH + k)) != 0 {
-                access.store(ib, [nb[0], nb[1], nb[2], wb]);
+                access.store(ib, [nb[0], nb[1], nb[2], wb], [db[0], db[1], db[2], 0.0]);
             }
             degenerate += u32::from(!d.valid);
         }

@@ -1,5 +1,16 @@
 //! The particle passes of a time step: prediction before the constraints, velocity rebuild and
 //! damping after them.
+//!
+//! # The displacement of the step
+//!
+//! Besides `x` and `x_prev`, a step carries each particle's displacement `d` (m): the
+//! prediction sets `d = h·v` (0 for a pinned particle) as it moves `x` by it, every kernel that
+//! moves a particle adds the same correction to `d` as to `x`, and a kernel that sets a position
+//! outright (a pin moved to its target, the swept check) sets `d = x − x_prev`. The velocity is
+//! then `v = d/h`, not `(x − x_prev)/h`: where `x` is large and the step small, `h·v` and the
+//! corrections are a few ulps of `x`, and rounding them into `x` and taking the difference back
+//! loses most of their digits; `d` keeps them (it is rounded at its own, much smaller, scale).
+//! See docs/physics.md (integration) for the error this removes.
 
 use std::ops::Range;
 
@@ -19,6 +30,8 @@ pub(crate) struct ParticleArrays<'a> {
     pub(crate) positions: SharedSlice<'a, Record>,
     /// `[x, y, z, 0]` at the start of the step.
     pub(crate) prev: SharedSlice<'a, Record>,
+    /// `[dx, dy, dz, 0]`: the displacement of the step so far, in m (module docs).
+    pub(crate) displacement: SharedSlice<'a, Record>,
     /// `[x, y, z, 0]` in m/s.
     pub(crate) velocities: SharedSlice<'a, Record>,
     /// Number of particles (the length of each array).
@@ -35,34 +48,40 @@ pub(crate) fn particle_chunks(len: usize) -> usize {
     len.div_ceil(PARTICLE_CHUNK)
 }
 
-/// Prediction: for every free particle (`w > 0`), `v += h·(g + w·F)`, `x_prev = x`, `x += h·v`;
-/// a pinned particle only sets `x_prev = x`. `g` in m/s², `F` (the external force on each
-/// particle, or none) in N, positions in m, velocities in m/s.
+/// Prediction: for every free particle (`w > 0`), `v += h·(g + w·F)`, `x_prev = x`, `d = h·v`,
+/// `x += d`; a pinned particle only sets `x_prev = x` and `d = 0`. `g` in m/s², `F` (the external
+/// force on each particle, or none) in N, positions and displacements `d` (`[dx, dy, dz, 0]`,
+/// module docs) in m, velocities in m/s.
 ///
 /// A prediction that would make a velocity or position overflow `f32` (a wind of 1e17 m/s, a
 /// force summed over many triangles) is not made: that particle keeps its position and velocity
-/// for this step, so finite input never becomes infinite (and later NaN). Returns how many
-/// particles were held so.
+/// for this step (and `d = 0`), so finite input never becomes infinite (and later NaN). Returns
+/// how many particles were held so.
 pub fn predict(
     positions: &mut [Record],
     prev: &mut [Record],
+    displacement: &mut [Record],
     velocities: &mut [Record],
     gravity: [f32; 3],
     forces: Option<&[Record]>,
     step: &TimeStep,
 ) -> u64 {
     let mut held = 0;
-    for (k, ((x, xp), v)) in positions.iter_mut().zip(prev).zip(velocities).enumerate() {
+    let particles = positions.iter_mut().zip(prev).zip(displacement).zip(velocities);
+    for (k, (((x, xp), d), v)) in particles.enumerate() {
         *xp = [x[0], x[1], x[2], 0.0];
+        *d = [0.0; 4];
         if x[3] > 0.0 {
             let a = match forces {
                 Some(f) => [0, 1, 2].map(|i| gravity[i] + x[3] * f[k][i]),
                 None => gravity,
             };
             let nv: [f32; 3] = std::array::from_fn(|i| v[i] + step.h * a[i]);
-            let nx: [f32; 3] = std::array::from_fn(|i| x[i] + step.h * nv[i]);
+            let nd: [f32; 3] = std::array::from_fn(|i| step.h * nv[i]);
+            let nx: [f32; 3] = std::array::from_fn(|i| x[i] + nd[i]);
             if nv.iter().chain(&nx).all(|c| c.is_finite()) {
                 v[..3].copy_from_slice(&nv);
+                d[..3].copy_from_slice(&nd);
                 x[..3].copy_from_slice(&nx);
             } else {
                 held += 1;
@@ -72,22 +91,19 @@ pub fn predict(
     held
 }
 
-/// Velocity rebuild and global damping: `v = ((x − x_prev)/h)·exp(−rate·h)` for every particle.
+/// Velocity rebuild and global damping: `v = (d/h)·exp(−rate·h)` for every particle, `d` the
+/// displacement of the step (m, module docs), which equals `x − x_prev` but without the rounding
+/// of `x`.
 ///
 /// A velocity that `f32` cannot hold (a pin carried across half the range of `f32` in one short
-/// step: `(x − x_prev)/h` overflows, and infinity times a damping factor of 0 is NaN) is not
-/// taken: that particle keeps the velocity it had, so finite input never becomes infinite or
-/// NaN. Returns how many particles were held so.
-pub fn update_velocities(
-    positions: &[Record],
-    prev: &[Record],
-    velocities: &mut [Record],
-    step: &TimeStep,
-) -> u64 {
+/// step: `d/h` overflows, and infinity times a damping factor of 0 is NaN) is not taken: that
+/// particle keeps the velocity it had, so finite input never becomes infinite or NaN. Returns
+/// how many particles were held so.
+pub fn update_velocities(displacement: &[Record], velocities: &mut [Record], step: &TimeStep) -> u64 {
     let (h, scale) = (step.h, step.velocity_scale);
     let mut held = 0;
-    for ((v, x), xp) in velocities.iter_mut().zip(positions).zip(prev) {
-        let nv = [(x[0] - xp[0]) / h * scale, (x[1] - xp[1]) / h * scale, (x[2] - xp[2]) / h * scale, 0.0];
+    for (v, d) in velocities.iter_mut().zip(displacement) {
+        let nv = [d[0] / h * scale, d[1] / h * scale, d[2] / h * scale, 0.0];
         if nv.iter().all(|c| c.is_finite()) {
             *v = nv;
         } else {
@@ -110,17 +126,18 @@ pub(crate) fn predict_phase(
     team.for_each(particle_chunks(arrays.len), |phase, c| {
         let range = particle_chunk(c, arrays.len);
         // SAFETY: each chunk is claimed by one work item per phase and the chunks are disjoint;
-        // in this phase nothing else touches the three particle arrays, and nothing writes the
+        // in this phase nothing else touches the four particle arrays, and nothing writes the
         // forces.
-        let (x, xp, v, f) = unsafe {
+        let (x, xp, d, v, f) = unsafe {
             (
                 arrays.positions.write(phase, range.clone()),
                 arrays.prev.write(phase, range.clone()),
+                arrays.displacement.write(phase, range.clone()),
                 arrays.velocities.write(phase, range.clone()),
                 forces.read(phase),
             )
         };
-        held += predict(x, xp, v, gravity, (!f.is_empty()).then(|| &f[range]), step);
+        held += predict(x, xp, d, v, gravity, (!f.is_empty()).then(|| &f[range]), step);
     });
     held
 }
@@ -131,16 +148,12 @@ pub(crate) fn velocity_phase(team: &Team<'_>, arrays: &ParticleArrays<'_>, step:
     team.for_each(particle_chunks(arrays.len), |phase, c| {
         let range = particle_chunk(c, arrays.len);
         // SAFETY: each chunk is claimed by one work item per phase and the chunks are disjoint;
-        // in this phase nothing writes the positions or the previous positions, and only this
-        // item touches its chunk of the velocities.
-        let (x, xp, v) = unsafe {
-            (
-                &arrays.positions.read(phase)[range.clone()],
-                &arrays.prev.read(phase)[range.clone()],
-                arrays.velocities.write(phase, range),
-            )
+        // in this phase nothing writes the displacements, and only this item touches its chunk
+        // of the velocities.
+        let (d, v) = unsafe {
+            (&arrays.displacement.read(phase)[range.clone()], arrays.velocities.write(phase, range))
         };
-        held += update_velocities(x, xp, v, step);
+        held += update_velocities(d, v, step);
     });
     held
 }
@@ -154,11 +167,13 @@ mod tests {
         let step = TimeStep::new(0.5, 0.0);
         let mut x = vec![[0.0, 0.0, 0.0, 1.0], [1.0, 0.0, 0.0, 0.0]];
         let mut xp = vec![[0.0; 4]; 2];
+        let mut d = vec![[9.0; 4]; 2];
         let mut v = vec![[0.0; 4]; 2];
-        assert_eq!(predict(&mut x, &mut xp, &mut v, [0.0, -2.0, 0.0], None, &step), 0);
+        assert_eq!(predict(&mut x, &mut xp, &mut d, &mut v, [0.0, -2.0, 0.0], None, &step), 0);
         assert_eq!(x[0], [0.0, -0.5, 0.0, 1.0]);
         assert_eq!(x[1], [1.0, 0.0, 0.0, 0.0]);
-        assert_eq!(update_velocities(&x, &xp, &mut v, &step), 0);
+        assert_eq!(d, vec![[0.0, -0.5, 0.0, 0.0], [0.0; 4]]);
+        assert_eq!(update_velocities(&d, &mut v, &step), 0);
         assert_eq!(v[0], [0.0, -1.0, 0.0, 0.0]);
         assert_eq!(v[1], [0.0; 4]);
     }
@@ -169,10 +184,9 @@ mod tests {
         // velocity would be ∞·0 = NaN. It keeps the velocity it had, and is counted.
         let step = TimeStep::new(1e-6, 1e30);
         assert_eq!(step.velocity_scale, 0.0);
-        let x = vec![[1e34, 0.0, 0.0, 0.0], [1.0, 0.0, 0.0, 1.0]];
-        let xp = vec![[0.0; 4], [0.0; 4]];
+        let d = vec![[1e34, 0.0, 0.0, 0.0], [1.0, 0.0, 0.0, 0.0]];
         let mut v = vec![[2.0, 0.0, 0.0, 0.0], [5.0, 0.0, 0.0, 0.0]];
-        assert_eq!(update_velocities(&x, &xp, &mut v, &step), 1);
+        assert_eq!(update_velocities(&d, &mut v, &step), 1);
         assert_eq!(v[0], [2.0, 0.0, 0.0, 0.0]);
         assert_eq!(v[1], [0.0; 4], "the other is rebuilt (and damped to 0)");
     }

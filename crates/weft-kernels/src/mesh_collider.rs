@@ -34,6 +34,7 @@ use weft_core::mesh_collider::{MeshCollider, MeshPose, Normals, query_box};
 
 use crate::lane::{V3, add3, dot3, scale3, sub3};
 use crate::records::Record;
+use crate::schedule::add_record;
 use crate::shared::SharedSlice;
 use crate::team::Team;
 
@@ -196,25 +197,29 @@ pub fn signed_distance(
 }
 
 /// One contact projection of the particle at `x` (free) against `mesh` (its thickness in m):
-/// the new position and the push `−C` (m, 0 without contact).
+/// the new position, the push `−C` (m, 0 without contact) and the correction that moved it (m;
+/// the new position is `x + correction`).
 pub fn project(
     mesh: &MeshCollider,
     pose: &MeshPose,
     candidates: &[u32],
     side: f32,
     x: V3<f32>,
-) -> (V3<f32>, f32) {
+) -> (V3<f32>, f32, V3<f32>) {
     match signed_distance(mesh, pose, candidates, side, x) {
         Some((d, m, _)) if d - mesh.thickness < 0.0 => {
             let push = mesh.thickness - d;
-            (add3(x, scale3(m, push)), push)
+            let delta = scale3(m, push);
+            (add3(x, delta), push, delta)
         }
-        _ => (x, 0.0),
+        _ => (x, 0.0, [0.0; 3]),
     }
 }
 
 /// Coulomb friction of the particle at `x` (at `prev` at the start of the step) against a mesh
-/// that pushed it by `depth` (m) during the step (module docs); unchanged where `depth ≤ 0`.
+/// that pushed it by `depth` (m) during the step (module docs): the new position and the
+/// correction that moved it (m; the new position is `x + correction`); unchanged (correction 0)
+/// where `depth ≤ 0`.
 #[allow(clippy::too_many_arguments)]
 pub fn friction(
     mesh: &MeshCollider,
@@ -224,12 +229,12 @@ pub fn friction(
     x: V3<f32>,
     prev: V3<f32>,
     depth: f32,
-) -> V3<f32> {
+) -> (V3<f32>, V3<f32>) {
     if depth <= 0.0 {
-        return x;
+        return (x, [0.0; 3]);
     }
     let Some((_, m, n)) = signed_distance(mesh, pose, candidates, side, x) else {
-        return x;
+        return (x, [0.0; 3]);
     };
     let mut r = sub3(x, prev);
     if pose.moving {
@@ -244,7 +249,8 @@ pub fn friction(
     } else {
         1.0
     };
-    sub3(x, scale3(rt, k))
+    let slide = scale3(rt, k);
+    (sub3(x, slide), slide.map(|c| -c))
 }
 
 /// Whether a particle at signed distance `d` (m) is deep in a mesh of thickness `thickness`:
@@ -280,6 +286,8 @@ pub(crate) struct MeshArrays<'a> {
     pub(crate) poses: &'a [Arc<MeshPose>],
     /// `[x, y, z, w]` records.
     pub(crate) records: SharedSlice<'a, Record>,
+    /// `[dx, dy, dz, 0]` displacements of the step (m), moved with the records.
+    pub(crate) displacement: SharedSlice<'a, Record>,
     /// `[x, y, z, 0]` at the start of the step; no mesh phase writes them.
     pub(crate) prev: SharedSlice<'a, Record>,
     /// Pushes of the step, one per particle and mesh (particle-major).
@@ -293,35 +301,37 @@ fn xyz(r: Record) -> V3<f32> {
 }
 
 impl MeshArrays<'_> {
-    /// One team phase over the particle chunks: `f(positions, previous positions, depth,
-    /// contacts)`.
+    /// One team phase over the particle chunks: `f(positions, displacements, previous
+    /// positions, depth, contacts)`.
     fn for_each_chunk(
         &self,
         team: &Team<'_>,
-        mut f: impl FnMut(&mut [Record], &[Record], &mut [f32], &mut ChunkContacts),
+        mut f: impl FnMut(&mut [Record], &mut [Record], &[Record], &mut [f32], &mut ChunkContacts),
     ) {
         let (len, nm) = (self.records.len(), self.meshes.len());
         team.for_each(chunks(len), |phase, c| {
             let range = c * MESH_CHUNK..((c + 1) * MESH_CHUNK).min(len);
             // SAFETY: each chunk is claimed by one work item per phase; the chunks' particle
             // ranges (so their depth ranges, `nm` values per particle) and contact entries are
-            // disjoint, during a mesh phase no other code touches records, depths or contacts,
-            // and nothing writes the previous positions.
-            let (x, prev, d, k) = unsafe {
+            // disjoint, during a mesh phase no other code touches records, displacements (one
+            // per particle, like the records), depths or contacts, and nothing writes the
+            // previous positions.
+            let (x, moves, prev, d, k) = unsafe {
                 (
                     self.records.write(phase, range.clone()),
+                    self.displacement.write(phase, range.clone()),
                     &self.prev.read(phase)[range.clone()],
                     self.depth.write(phase, range.start * nm..range.end * nm),
                     &mut self.contacts.write(phase, c..c + 1)[0],
                 )
             };
-            f(x, prev, d, k);
+            f(x, moves, prev, d, k);
         });
     }
 
     /// Finds every free particle's candidates and side for every mesh (module docs).
     pub(crate) fn search_phase(&self, team: &Team<'_>) {
-        self.for_each_chunk(team, |x, prev, _, k| {
+        self.for_each_chunk(team, |x, _, prev, _, k| {
             k.start.clear();
             k.triangles.clear();
             k.side.clear();
@@ -344,13 +354,14 @@ impl MeshArrays<'_> {
     /// depths if `accumulate`.
     pub(crate) fn contact_phase(&self, team: &Team<'_>, accumulate: bool) {
         let nm = self.meshes.len();
-        self.for_each_chunk(team, |x, _, d, k| {
-            for (i, r) in x.iter_mut().enumerate() {
+        self.for_each_chunk(team, |x, moves, _, d, k| {
+            for (i, (r, dx)) in x.iter_mut().zip(moves).enumerate() {
                 let mut p = xyz(*r);
                 for (j, (mesh, pose)) in self.meshes.iter().zip(self.poses).enumerate() {
                     let (candidates, side) = k.pair(i * nm + j);
-                    let (moved, push) = project(mesh, pose, candidates, side, p);
+                    let (moved, push, delta) = project(mesh, pose, candidates, side, p);
                     p = moved;
+                    *dx = add_record(*dx, [delta[0], delta[1], delta[2], 0.0]);
                     if accumulate {
                         d[i * nm + j] += push;
                     }
@@ -363,12 +374,14 @@ impl MeshArrays<'_> {
     /// Friction of every particle against every mesh, from the pushes of the step.
     pub(crate) fn friction_phase(&self, team: &Team<'_>) {
         let nm = self.meshes.len();
-        self.for_each_chunk(team, |x, prev, d, k| {
-            for (i, r) in x.iter_mut().enumerate() {
+        self.for_each_chunk(team, |x, moves, prev, d, k| {
+            for (i, (r, dx)) in x.iter_mut().zip(moves).enumerate() {
                 let mut p = xyz(*r);
                 for (j, (mesh, pose)) in self.meshes.iter().zip(self.poses).enumerate() {
                     let (candidates, side) = k.pair(i * nm + j);
-                    p = friction(mesh, pose, candidates, side, p, xyz(prev[i]), d[i * nm + j]);
+                    let delta;
+                    (p, delta) = friction(mesh, pose, candidates, side, p, xyz(prev[i]), d[i * nm + j]);
+                    *dx = add_record(*dx, [delta[0], delta[1], delta[2], 0.0]);
                 }
                 *r = [p[0], p[1], p[2], r[3]];
             }
@@ -384,7 +397,7 @@ impl MeshArrays<'_> {
     ) -> u64 {
         let nm = self.meshes.len();
         let mut count = 0;
-        self.for_each_chunk(team, |x, _, _, k| {
+        self.for_each_chunk(team, |x, _, _, _, k| {
             for (i, r) in x.iter().enumerate() {
                 let p = xyz(*r);
                 let deep = self.meshes.iter().zip(self.poses).enumerate().any(|(j, (mesh, pose))| {
@@ -428,15 +441,15 @@ mod tests {
         // Came from above, predicted 0.2 m below: pushed back above, to the thickness.
         let s = side(&mesh, &pose, &all, [0.1, 0.05, 0.1]);
         assert_eq!(s, 1.0);
-        let (x, push) = project(&mesh, &pose, &all, s, [0.1, -0.2, 0.1]);
+        let (x, push, _) = project(&mesh, &pose, &all, s, [0.1, -0.2, 0.1]);
         assert!((x[1] - 0.01).abs() < 1e-6 && (push - 0.21).abs() < 1e-6, "{x:?} {push}");
         // Came from below: kept below.
         let s = side(&mesh, &pose, &all, [0.1, -0.05, 0.1]);
         assert_eq!(s, -1.0);
-        let (x, _) = project(&mesh, &pose, &all, s, [0.1, 0.2, 0.1]);
+        let (x, ..) = project(&mesh, &pose, &all, s, [0.1, 0.2, 0.1]);
         assert!((x[1] + 0.01).abs() < 1e-6, "{x:?}");
         // Far enough: untouched.
-        let (x, push) = project(&mesh, &pose, &all, 1.0, [0.1, 0.5, 0.1]);
+        let (x, push, _) = project(&mesh, &pose, &all, 1.0, [0.1, 0.5, 0.1]);
         assert_eq!((x, push), ([0.1, 0.5, 0.1], 0.0));
     }
 
@@ -459,7 +472,7 @@ mod tests {
         let pose = mesh.sample(0.0, 0.1);
         // The particle slid 0.01 m along x while the floor rose 0.1 m: friction takes the slide
         // back (|r_t| = 0.01 ≤ μs·depth).
-        let x = friction(&mesh, &pose, &[0, 1], 1.0, [0.11, 0.101, 0.0], [0.1, 0.001, 0.0], 0.1);
+        let (x, _) = friction(&mesh, &pose, &[0, 1], 1.0, [0.11, 0.101, 0.0], [0.1, 0.001, 0.0], 0.1);
         assert!((x[0] - 0.1).abs() < 1e-6 && (x[1] - 0.101).abs() < 1e-6, "{x:?}");
     }
 }

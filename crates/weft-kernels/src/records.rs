@@ -55,22 +55,32 @@ pub fn gather8(load: impl Fn(u32) -> Record, ids: &[u32; SIMD_WIDTH]) -> [f32x8;
     transpose4x4_halves([row(0), row(1), row(2), row(3)])
 }
 
-/// Transposes `[x, y, z, w]` lanes back into eight records and stores, with `store`, those of the
-/// lanes whose bit is set in `writes` (bit `k` for `ids[k]`).
+/// Transposes `[x, y, z, w]` lanes and the `[dx, dy, dz]` lanes of the corrections that moved
+/// them back into eight records each and stores, with `store(i, record, correction)`, those of
+/// the lanes whose bit is set in `writes` (bit `k` for `ids[k]`). A correction comes out as
+/// `[dx, dy, dz, 0]` (m).
 #[inline(always)]
-pub fn scatter8(mut store: impl FnMut(u32, Record), ids: &[u32; SIMD_WIDTH], writes: u8, lanes: [f32x8; 4]) {
+pub fn scatter8(
+    mut store: impl FnMut(u32, Record, Record),
+    ids: &[u32; SIMD_WIDTH],
+    writes: u8,
+    lanes: [f32x8; 4],
+    deltas: [f32x8; 3],
+) {
     let rows = transpose4x4_halves(lanes).map(bytemuck::cast::<f32x8, [Record; 2]>);
+    let moves = transpose4x4_halves([deltas[0], deltas[1], deltas[2], f32x8::ZERO])
+        .map(bytemuck::cast::<f32x8, [Record; 2]>);
     if writes == u8::MAX {
         // The common case: every lane active, no pinned particle.
         for k in 0..4 {
-            store(ids[k], rows[k][0]);
-            store(ids[k + 4], rows[k][1]);
+            store(ids[k], rows[k][0], moves[k][0]);
+            store(ids[k + 4], rows[k][1], moves[k][1]);
         }
         return;
     }
     for k in 0..SIMD_WIDTH {
         if writes & (1 << k) != 0 {
-            store(ids[k], rows[k % 4][k / 4]);
+            store(ids[k], rows[k % 4][k / 4], moves[k % 4][k / 4]);
         }
     }
 }
@@ -92,13 +102,15 @@ pub trait BatchGroup: Real {
     fn store(self, lanes: &mut [Lanes<f32>]);
     /// Gathers the `[x, y, z, w]` records of one particle slot of every lane.
     fn gather(load: impl Fn(u32) -> Record, ids: &[Lanes<u32>]) -> [Self; 4];
-    /// Scatters records of particle slot `slot` back, where the batches' write masks allow.
+    /// Scatters records of particle slot `slot` back, with the corrections `deltas` (m) that
+    /// moved them, where the batches' write masks allow (see [`scatter8`]).
     fn scatter(
-        store: impl FnMut(u32, Record),
+        store: impl FnMut(u32, Record, Record),
         ids: &[Lanes<u32>],
         writes: &[u32],
         slot: usize,
         records: [Self; 4],
+        deltas: [Self; 3],
     );
     /// Active lanes (per the batches' active counts) not set in `valid`.
     fn degenerate(valid: Self::Mask, active: &[u8]) -> u32;
@@ -120,13 +132,14 @@ impl BatchGroup for f32x8 {
     }
     #[inline(always)]
     fn scatter(
-        store: impl FnMut(u32, Record),
+        store: impl FnMut(u32, Record, Record),
         ids: &[Lanes<u32>],
         writes: &[u32],
         slot: usize,
         records: [Self; 4],
+        deltas: [Self; 3],
     ) {
-        scatter8(store, &ids[0].0, slot_writes(writes[0], slot), records);
+        scatter8(store, &ids[0].0, slot_writes(writes[0], slot), records, deltas);
     }
     #[inline(always)]
     fn degenerate(valid: f32x8, active: &[u8]) -> u32 {
@@ -152,14 +165,17 @@ impl BatchGroup for X2 {
     }
     #[inline(always)]
     fn scatter(
-        mut store: impl FnMut(u32, Record),
+        mut store: impl FnMut(u32, Record, Record),
         ids: &[Lanes<u32>],
         writes: &[u32],
         slot: usize,
         records: [Self; 4],
+        deltas: [Self; 3],
     ) {
-        scatter8(&mut store, &ids[0].0, slot_writes(writes[0], slot), records.map(|v| v.0));
-        scatter8(&mut store, &ids[1].0, slot_writes(writes[1], slot), records.map(|v| v.1));
+        let (r0, d0) = (records.map(|v| v.0), deltas.map(|v| v.0));
+        scatter8(&mut store, &ids[0].0, slot_writes(writes[0], slot), r0, d0);
+        let (r1, d1) = (records.map(|v| v.1), deltas.map(|v| v.1));
+        scatter8(&mut store, &ids[1].0, slot_writes(writes[1], slot), r1, d1);
     }
     #[inline(always)]
     fn degenerate(valid: X2, active: &[u8]) -> u32 {
@@ -180,13 +196,15 @@ mod tests {
         assert_eq!(lanes[0].to_array(), [1.0, 3.0, 5.0, 7.0, 9.0, 11.0, 13.0, 19.0]);
         assert_eq!(lanes[1].to_array()[7], 29.0);
         assert_eq!(lanes[3].to_array(), [0.5; 8]);
-        let mut out = vec![[0.0; 4]; 20];
-        scatter8(|i, r| out[i as usize] = r, &ids, !(1 << 1), lanes);
+        let (mut out, mut moves) = (vec![[0.0; 4]; 20], vec![[0.0; 4]; 20]);
+        let deltas = [lanes[1], lanes[2], lanes[0]];
+        scatter8(|i, r, d| (out[i as usize], moves[i as usize]) = (r, d), &ids, !(1 << 1), lanes, deltas);
         assert_eq!(out[19], records[19]);
         assert_eq!(out[1], records[1]);
         assert_eq!(out[3], [0.0; 4], "bit 1 (lane 1) not written");
-        scatter8(|i, r| out[i as usize] = r, &ids, u8::MAX, lanes);
+        scatter8(|i, r, d| (out[i as usize], moves[i as usize]) = (r, d), &ids, u8::MAX, lanes, deltas);
         assert_eq!(out[3], records[3]);
+        assert_eq!(moves[19], [29.0, 39.0, 19.0, 0.0], "the corrections come out as [dx, dy, dz, 0]");
         assert_eq!(slot_writes(0xABCD, 1), 0xAB);
     }
 

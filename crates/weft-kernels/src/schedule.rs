@@ -46,28 +46,42 @@ use crate::team::{self, Phase, Team};
 /// never on the thread count.
 pub const CHUNK_BATCHES: usize = 64;
 
-/// Read and write access to particle records for the work item that runs a kernel.
+/// Read and write access to particle records, and to the displacements of the step, for the
+/// work item that runs a kernel.
 pub trait Access {
     /// Record `i`: `[x, y, z, w]` in m and 1/kg.
     fn load(&self, i: u32) -> Record;
-    /// Overwrites record `i`.
-    fn store(&mut self, i: u32, r: Record);
+    /// Moves particle `i` by the correction `delta` (`[dx, dy, dz, 0]`, m): record `i` becomes
+    /// `r`, which the kernel computed as `x + delta` (so its bits are the kernel's), and `delta`
+    /// is added to the particle's displacement of the step (see [`crate::integrate`]).
+    fn store(&mut self, i: u32, r: Record, delta: Record);
 }
 
-impl Access for &mut [Record] {
+/// Adds the correction `delta` (m) to a displacement record `d`, component by component.
+#[inline(always)]
+pub(crate) fn add_record(d: Record, delta: Record) -> Record {
+    [d[0] + delta[0], d[1] + delta[1], d[2] + delta[2], d[3] + delta[3]]
+}
+
+/// Plain slices as [`Access`]: the positions (`[x, y, z, w]` records, m and 1/kg) and the
+/// displacements of the step (`[dx, dy, dz, 0]`, m), one of each per particle.
+impl Access for (&mut [Record], &mut [Record]) {
     #[inline(always)]
     fn load(&self, i: u32) -> Record {
-        self[i as usize]
+        self.0[i as usize]
     }
     #[inline(always)]
-    fn store(&mut self, i: u32, r: Record) {
-        self[i as usize] = r;
+    fn store(&mut self, i: u32, r: Record, delta: Record) {
+        self.0[i as usize] = r;
+        self.1[i as usize] = add_record(self.1[i as usize], delta);
     }
 }
 
-/// Access to the shared records by the work item of a [`solve_phases`] stage that holds `phase`.
+/// Access to the shared records and displacements by the work item of a [`solve_phases`] stage
+/// that holds `phase`.
 struct ItemAccess<'a, 'p> {
     records: SharedSlice<'a, Record>,
+    displacement: SharedSlice<'a, Record>,
     phase: &'p Phase,
 }
 
@@ -86,10 +100,16 @@ impl Access for ItemAccess<'_, '_> {
         unsafe { self.records.load(self.phase, i) }
     }
     #[inline(always)]
-    fn store(&mut self, i: u32, r: Record) {
-        // SAFETY: as in `load`: `i` is in bounds and, in this phase, record `i` belongs to this
-        // work item alone (no other item reads or writes it).
-        unsafe { self.records.store(self.phase, i, r) }
+    fn store(&mut self, i: u32, r: Record, delta: Record) {
+        // SAFETY: as in `load`: `i` is in bounds (the displacements have one record per
+        // particle too, `solve_phases`' caller guarantees it) and, in this phase, record `i` and
+        // displacement `i` belong to this work item alone (no other item reads or writes them:
+        // a kernel touches the displacement of exactly the particles it writes).
+        unsafe {
+            self.records.store(self.phase, i, r);
+            let d = self.displacement.load(self.phase, i);
+            self.displacement.store(self.phase, i, add_record(d, delta));
+        }
     }
 }
 
@@ -218,6 +238,8 @@ pub(crate) struct SolveArrays<'a> {
     pub(crate) lambdas: SharedSlice<'a, Lanes<f32>>,
     /// `[x, y, z, w]` records.
     pub(crate) records: SharedSlice<'a, Record>,
+    /// `[dx, dy, dz, 0]` displacements of the step (m), moved with the records.
+    pub(crate) displacement: SharedSlice<'a, Record>,
     /// `[x, y, z, 0]` at the start of the step; never written while a kind is solved.
     pub(crate) prev: SharedSlice<'a, Record>,
 }
@@ -227,9 +249,10 @@ pub(crate) struct SolveArrays<'a> {
 /// it ran.
 ///
 /// The caller guarantees that every particle index of the lanes is below the length of
-/// `arrays.records` and `arrays.prev` (the lanes' `particle_count` equals both), that
-/// `arrays.lambdas` has one element per batch, and that during the call no other code touches
-/// the records or the multipliers, and nothing writes `arrays.prev`.
+/// `arrays.records`, `arrays.displacement` and `arrays.prev` (the lanes' `particle_count` equals
+/// all three), that `arrays.lambdas` has one element per batch, and that during the call no
+/// other code touches the records, the displacements or the multipliers, and nothing writes
+/// `arrays.prev`.
 pub(crate) fn solve_phases<const K: usize, const P: usize>(
     team: &Team<'_>,
     kind: &impl BatchedKind<K, P>,
@@ -251,7 +274,7 @@ pub(crate) fn solve_phases<const K: usize, const P: usize>(
         // counter) and the batch ranges of a phase's items are disjoint, so this item alone
         // touches these multipliers in this phase.
         let lambda = unsafe { arrays.lambdas.write(phase, range.clone()) };
-        let mut access = ItemAccess { records: arrays.records, phase };
+        let mut access = ItemAccess { records: arrays.records, displacement: arrays.displacement, phase };
         let inputs = KernelInputs { lanes, prev, step };
         degenerate += kind.project(inputs, path, range.start, lambda, &mut access);
     };
@@ -275,18 +298,20 @@ pub(crate) fn solve_phases<const K: usize, const P: usize>(
 /// `sweeps` solver iterations of `kind` over all its constraints, each as [`crate::schedule`]
 /// orders it (blocks, boundary colours, serial list), in one team of the current rayon pool, as
 /// a time step runs its iterations (the pool is woken once). `prev` are the positions at the
-/// start of the step (m; read by damped kernels). Returns the degenerate projections. The
-/// benches time this.
+/// start of the step (m; read by damped kernels); every correction is also added to
+/// `displacement` (`[dx, dy, dz, 0]` per particle, m), as in a step. Returns the degenerate
+/// projections. The benches time this.
 ///
 /// # Panics
-/// If `positions` or `prev` do not hold exactly the lanes' particle count, or `lambda` is not one
-/// element per batch.
+/// If `positions`, `displacement` or `prev` do not hold exactly the lanes' particle count, or
+/// `lambda` is not one element per batch.
 #[allow(clippy::too_many_arguments)]
 pub fn solve<const K: usize, const P: usize>(
     kind: &impl BatchedKind<K, P>,
     lanes: &BatchLanes<'_, K, P>,
     lambda: &mut [Lanes<f32>],
     positions: &mut [Record],
+    displacement: &mut [Record],
     prev: &[Record],
     step: &TimeStep,
     path: KernelPath,
@@ -294,11 +319,16 @@ pub fn solve<const K: usize, const P: usize>(
 ) -> u64 {
     assert_eq!(positions.len(), lanes.particle_count(), "positions belong to another model");
     assert_eq!(prev.len(), lanes.particle_count(), "previous positions belong to another model");
+    assert_eq!(displacement.len(), lanes.particle_count(), "displacements belong to another model");
     assert_eq!(lambda.len(), lanes.batch_count(), "one λ per batch");
     // SAFETY: `solve_phases` only ever reads the previous positions (`read`), never writes them.
     let prev = unsafe { SharedSlice::read_only(prev) };
-    let arrays =
-        SolveArrays { lambdas: SharedSlice::new(lambda), records: SharedSlice::new(positions), prev };
+    let arrays = SolveArrays {
+        lambdas: SharedSlice::new(lambda),
+        records: SharedSlice::new(positions),
+        displacement: SharedSlice::new(displacement),
+        prev,
+    };
     team::run(
         |team| (0..sweeps).map(|_| solve_phases(team, kind, lanes, arrays, step, path)).sum(),
         |a, b| a + b,

@@ -290,14 +290,17 @@ pub fn particle_correction(
 }
 
 /// One projection of every contact (module docs) as two phases of a team that every thread
-/// calls; returns this thread's degenerate contacts. `records` are the positions, `prev` the
-/// positions at the start of the step; the caller guarantees that no other code touches
-/// `records` or the scratch during the call, and nothing writes `prev`.
+/// calls; returns this thread's degenerate contacts. `records` are the positions, `displacement`
+/// the displacements of the step (`[dx, dy, dz, 0]`, m; each correction is added to them too),
+/// `prev` the positions at the start of the step; the caller guarantees that `displacement` has
+/// one record per particle, that no other code touches `records`, `displacement` or the scratch
+/// during the call, and nothing writes `prev`.
 pub(crate) fn solve_phases(
     team: &Team<'_>,
     sc: &SelfCollision,
     s: SharedScratch<'_>,
     records: SharedSlice<'_, Record>,
+    displacement: SharedSlice<'_, Record>,
     prev: SharedSlice<'_, Record>,
 ) -> u64 {
     let members = sc.members();
@@ -336,10 +339,13 @@ pub(crate) fn solve_phases(
         for (&i, dx) in members[range.clone()].iter().zip(&delta[range]) {
             if dx[3] != 0.0 {
                 // SAFETY: `i` is a member of chunk `c` only (members are distinct), claimed by
-                // one work item in this phase; no other item reads or writes record `i`.
+                // one work item in this phase; no other item reads or writes record `i` or
+                // displacement `i` (both arrays hold one record per particle).
                 unsafe {
                     let r = records.load(phase, i);
                     records.store(phase, i, [r[0] + dx[0], r[1] + dx[1], r[2] + dx[2], r[3]]);
+                    let d = displacement.load(phase, i);
+                    displacement.store(phase, i, [d[0] + dx[0], d[1] + dx[1], d[2] + dx[2], d[3]]);
                 }
             }
         }
@@ -359,13 +365,15 @@ pub fn solve(sc: &SelfCollision, positions: &mut [Record], prev: &[Record], swee
     let mut scratch = Scratch::default();
     scratch.fit(sc);
     let s = scratch.share();
+    let mut moved = vec![[0.0; 4]; positions.len()];
+    let displacement = SharedSlice::new(&mut moved);
     let records = SharedSlice::new(positions);
     // SAFETY: the phases only read the previous positions.
     let prev = unsafe { SharedSlice::read_only(prev) };
     team::run(
         |team| {
             search_phases(team, sc, s, records);
-            (0..sweeps).map(|_| solve_phases(team, sc, s, records, prev)).sum::<u64>()
+            (0..sweeps).map(|_| solve_phases(team, sc, s, records, displacement, prev)).sum::<u64>()
         },
         |a, b| a + b,
     )

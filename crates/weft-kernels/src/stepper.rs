@@ -4,9 +4,10 @@
 //!
 //! 1. **forces**: drag and lift of the triangles in the wind, from the state at the start of the
 //!    step (see [`crate::aero`]);
-//! 2. **predict**: `v += h·(g + w·F)`, `x_prev = x`, `x += h·v` for free particles (see
-//!    [`crate::integrate`]); pins that follow a path or a collider go to where it is at the end
-//!    of the step (see `weft_core::follow`);
+//! 2. **predict**: `v += h·(g + w·F)`, `x_prev = x`, `d = h·v`, `x += d` for free particles
+//!    (see [`crate::integrate`]: `d` is the displacement of the step, which every later stage
+//!    that moves a particle moves too); pins that follow a path or a collider go to where it is
+//!    at the end of the step (see `weft_core::follow`), with `d = x − x_prev`;
 //! 3. **sweep**: the swept check of the free particles against the colliders (see
 //!    [`crate::collider`]: one that crossed a body or passed its middle during the step goes back
 //!    to where it entered);
@@ -19,7 +20,7 @@
 //!    step, then with the mesh colliders;
 //! 6. **friction**: collider friction from the pushes of the iterations (analytic, then mesh),
 //!    then one more contact projection;
-//! 7. **velocities**: `v = (x − x_prev)/h`, then global velocity damping.
+//! 7. **velocities**: `v = d/h`, then global velocity damping.
 //!
 //! A prediction or a velocity that `f32` cannot hold is not taken: the particle keeps its state
 //! (see [`crate::integrate`]) and [`StepStats::held`] counts it.
@@ -155,6 +156,9 @@ pub fn step(model: &mut Model, options: &StepOptions) -> StepStats {
 /// [`Scratch::prepare`] and keeps its capacity.
 #[derive(Debug, Default)]
 struct Scratch {
+    /// The displacement of the step of each particle, `[dx, dy, dz, 0]` in m (see
+    /// [`crate::integrate`]); set by the prediction.
+    displacement: Vec<Record>,
     /// The wind's force on each particle (N), or empty without wind.
     forces: Vec<Record>,
     /// The colliders at their poses of this step.
@@ -186,6 +190,7 @@ impl Scratch {
     /// meshes' poses sampled and their BVHs refit, the pins' targets, the pushes zeroed.
     fn prepare(&mut self, parts: &mut ModelMut<'_>, t0: f64, t1: f64) {
         let len = parts.particles.positions.len();
+        self.displacement.resize(len, [0.0; 4]);
         self.forces.resize(if parts.aero.is_empty() { 0 } else { len }, [0.0; 4]);
         self.placed.clear();
         self.placed.extend(parts.colliders.iter().map(|c| c.placed(t0, t1)));
@@ -237,8 +242,12 @@ impl<'a, T: BatchedKind<K, P>, const K: usize, const P: usize> BatchedSet<'a, T,
         step: &TimeStep,
         path: KernelPath,
     ) -> u64 {
-        let arrays =
-            SolveArrays { lambdas: self.lambdas, records: particles.positions, prev: particles.prev };
+        let arrays = SolveArrays {
+            lambdas: self.lambdas,
+            records: particles.positions,
+            displacement: particles.displacement,
+            prev: particles.prev,
+        };
         schedule::solve_phases(team, &self.kind, &self.lanes, arrays, step, path)
     }
 }
@@ -322,6 +331,7 @@ impl<'a> Stages<'a> {
         let particles = ParticleArrays {
             positions: SharedSlice::new(p.positions),
             prev: SharedSlice::new(p.prev_positions),
+            displacement: SharedSlice::new(&mut scratch.displacement),
             velocities: SharedSlice::new(p.velocities),
             len,
         };
@@ -346,6 +356,7 @@ impl<'a> Stages<'a> {
             colliders: ContactArrays {
                 colliders: &scratch.placed,
                 records: particles.positions,
+                displacement: particles.displacement,
                 prev: particles.prev,
                 depth: SharedSlice::new(&mut scratch.collider_depth),
                 deep: SharedSlice::new(&mut scratch.deep),
@@ -355,6 +366,7 @@ impl<'a> Stages<'a> {
                 meshes,
                 poses: &scratch.mesh_poses,
                 records: particles.positions,
+                displacement: particles.displacement,
                 prev: particles.prev,
                 depth: SharedSlice::new(&mut scratch.mesh_depth),
                 contacts: SharedSlice::new(&mut scratch.mesh_contacts),
@@ -399,17 +411,27 @@ impl<'a> Stages<'a> {
         }
     }
 
-    /// Stage 2: the prediction, then the following pins; the predictions this thread held.
+    /// Stage 2: the prediction, then the following pins (set outright, so their displacement
+    /// is `x − x_prev`); the predictions this thread held.
     fn predict(&self, team: &Team<'_>) -> u64 {
         let held = predict_phase(team, &self.particles, self.gravity, self.forces, &self.step);
         if !self.pin_targets.is_empty() {
+            let p = &self.particles;
             team.for_each(1, |phase, _| {
                 for &(i, x) in self.pin_targets {
                     let i = i as usize;
                     // SAFETY: one work item in this phase, so one thread, and nothing else
-                    // touches the positions in it.
-                    let r = &mut unsafe { self.particles.positions.write(phase, i..i + 1) }[0];
+                    // touches the positions or the displacements in it; nothing writes the
+                    // previous positions.
+                    let (r, d, xp) = unsafe {
+                        (
+                            &mut p.positions.write(phase, i..i + 1)[0],
+                            &mut p.displacement.write(phase, i..i + 1)[0],
+                            p.prev.read(phase)[i],
+                        )
+                    };
                     *r = [x[0], x[1], x[2], r[3]];
+                    *d = [x[0] - xp[0], x[1] - xp[1], x[2] - xp[2], 0.0];
                 }
             });
         }
@@ -440,9 +462,10 @@ impl<'a> Stages<'a> {
         d.distance += sets.distance.solve(team, p, step, path);
         d.bending += sets.bending.solve(team, p, step, path);
         d.tethers += sets.tethers.solve(team, p, step, path);
-        d.volume += volume::solve_phases(team, self.volumes, p.positions, step, first);
+        d.volume += volume::solve_phases(team, self.volumes, p.positions, p.displacement, step, first);
+        let (sc, contacts) = (self.self_collision, self.contacts);
         d.self_collision +=
-            self_collision::solve_phases(team, self.self_collision, self.contacts, p.positions, p.prev);
+            self_collision::solve_phases(team, sc, contacts, p.positions, p.displacement, p.prev);
     }
 
     /// One contact projection against every collider, then every mesh collider; the pushes are

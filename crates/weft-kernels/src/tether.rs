@@ -25,7 +25,7 @@ use weft_core::tether::{COMPLIANCE, MAX_LENGTH as BOUND, TetherLanes};
 use wide::f32x8;
 
 use crate::KernelPath;
-use crate::lane::{Real, V3, dot3, sub3};
+use crate::lane::{Real, V3, add3, dot3, sub3};
 use crate::records::{BatchGroup, Record, gather8, slot_writes};
 use crate::schedule::{Access, BatchKernel, BatchedKind, KernelInputs, LaneResidual, run_batches};
 
@@ -88,12 +88,12 @@ fn xyz<R: Copy>(r: [R; 4]) -> V3<R> {
     [r[0], r[1], r[2]]
 }
 
-/// `x_p + w_p·(Δλ/|d|)·d`.
+/// The correction `w_p·(Δλ/|d|)·d` of the particle (m); it moves to `x_p + correction`.
 #[inline(always)]
-fn corrected<R: Real>(xp: V3<R>, xq: V3<R>, wp: R, t: &TetherDelta<R>) -> V3<R> {
+fn correction<R: Real>(xp: V3<R>, xq: V3<R>, wp: R, t: &TetherDelta<R>) -> V3<R> {
     let s = wp * t.dlambda_per_length;
     let d = sub3(xp, xq);
-    [xp[0] + d[0] * s, xp[1] + d[1] * s, xp[2] + d[2] * s]
+    [d[0] * s, d[1] * s, d[2] * s]
 }
 
 /// The tether kernel with the lanes and the time step. `SOFT` selects the variant that loads
@@ -119,11 +119,12 @@ impl<const SOFT: bool> BatchKernel for TetherKernel<'_, SOFT> {
         let bound = G::load(&lanes.param(BOUND)[batches.clone()]);
         let t = tether_delta([xp, yp, zp], [xq, yq, zq], wp, wq, bound, alpha_tilde, G::load(lambda));
         t.lambda.store(lambda);
-        let np = corrected([xp, yp, zp], [xq, yq, zq], wp, &t);
+        let dp = correction([xp, yp, zp], [xq, yq, zq], wp, &t);
+        let np = add3([xp, yp, zp], dp);
         let plan = lanes.plan();
         let writes = &plan.writes[batches.clone()];
         debug_assert!(writes.iter().all(|&w| slot_writes(w, 1) == 0), "a tether never writes its pin");
-        G::scatter(|i, r| access.store(i, r), ip, writes, 0, [np[0], np[1], np[2], wp]);
+        G::scatter(|i, r, m| access.store(i, r, m), ip, writes, 0, [np[0], np[1], np[2], wp], dp);
         G::degenerate(t.valid, &plan.active[batches])
     }
 
@@ -141,8 +142,9 @@ impl<const SOFT: bool> BatchKernel for TetherKernel<'_, SOFT> {
             let t = tether_delta(xyz(rp), xyz(rq), rp[3], rq[3], bound, alpha_tilde, lambda.0[k]);
             lambda.0[k] = t.lambda;
             if writes & (1 << k) != 0 {
-                let np = corrected(xyz(rp), xyz(rq), rp[3], &t);
-                access.store(ip, [np[0], np[1], np[2], rp[3]]);
+                let dp = correction(xyz(rp), xyz(rq), rp[3], &t);
+                let np = add3(xyz(rp), dp);
+                access.store(ip, [np[0], np[1], np[2], rp[3]], [dp[0], dp[1], dp[2], 0.0]);
             }
             degenerate += u32::from(!t.valid);
         }
@@ -187,6 +189,11 @@ impl BatchedKind<2, 2> for Tether {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// `x_p + w_p·(Δλ/|d|)·d`: the position the kernels store.
+    fn corrected(xp: V3<f32>, xq: V3<f32>, wp: f32, t: &TetherDelta<f32>) -> V3<f32> {
+        add3(xp, correction(xp, xq, wp, t))
+    }
 
     #[test]
     fn compliant_tether_never_overshoots_and_only_pulls() {

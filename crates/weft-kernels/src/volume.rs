@@ -13,7 +13,8 @@
 //! 2. **project** — after the barrier every thread adds the partial sums in chunk order (so all
 //!    threads get the same bits) and computes `C = V − p·V₀`, `α̃ = α/h²` and
 //!    `Δλ = (−C − α̃λ)/(Σw|∇V|² + α̃)`; then the particle chunks move their particles,
-//!    `xᵢ += wᵢ·∇ᵢV·Δλ` (in `f64`, rounded once), and chunk 0 stores `λ + Δλ`.
+//!    `xᵢ += wᵢ·∇ᵢV·Δλ` (in `f64`, rounded once; the correction, rounded to `f32`, is added
+//!    to the particle's displacement of the step), and chunk 0 stores `λ + Δλ`.
 //!
 //! The split depends only on the cloth's size, never on the thread count, and every sum is taken
 //! in a fixed order: the result is bit-identical for any pool. The projection is degenerate (no
@@ -35,17 +36,19 @@ use crate::team::Team;
 /// returns this thread's degenerate projections. `first` says whether this is the first
 /// iteration of the step (`λ` starts again from 0).
 ///
-/// The caller guarantees that `records` holds the model's particles and that no other code
-/// touches them during the call. The constraints change their `λ` and work space through the
+/// The caller guarantees that `records` and `displacement` (the displacements of the step,
+/// `[dx, dy, dz, 0]` in m, which every correction is added to) hold the model's particles and
+/// that no other code touches them during the call. The constraints change their `λ` and work space through the
 /// atomics of [`VolumeWork`](weft_core::volume::VolumeWork), never through a `&mut`.
 pub(crate) fn solve_phases(
     team: &Team<'_>,
     volumes: &[VolumeConstraint],
     records: SharedSlice<'_, Record>,
+    displacement: SharedSlice<'_, Record>,
     step: &TimeStep,
     first: bool,
 ) -> u64 {
-    volumes.iter().map(|v| project(team, v, records, step, first)).sum()
+    volumes.iter().map(|v| project(team, v, records, displacement, step, first)).sum()
 }
 
 /// The two phases of one constraint (module docs); returns this thread's degenerate count.
@@ -53,6 +56,7 @@ fn project(
     team: &Team<'_>,
     v: &VolumeConstraint,
     records: SharedSlice<'_, Record>,
+    displacement: SharedSlice<'_, Record>,
     step: &TimeStep,
     first: bool,
 ) -> u64 {
@@ -94,16 +98,18 @@ fn project(
         let first = v.particles.start + chunk * CHUNK;
         let range = first..(first + CHUNK).min(v.particles.end);
         // SAFETY: the particle chunks of a cloth are disjoint and each is claimed by one work
-        // item in this phase, which touches no other record; the particle range lies inside the
-        // model's records (the caller's guarantee).
-        let x = unsafe { records.write(phase, range) };
-        for (k, r) in x.iter_mut().enumerate() {
+        // item in this phase, which touches no other record or displacement; the particle
+        // range lies inside the model's records and displacements (the caller's guarantee).
+        let (x, d) = unsafe { (records.write(phase, range.clone()), displacement.write(phase, range)) };
+        for (k, (r, d)) in x.iter_mut().zip(d).enumerate() {
             let w = r[3];
             if w > 0.0 {
                 let g = &work.gradient[chunk * CHUNK + k];
                 let s = w as f64 * dlambda;
                 for i in 0..3 {
-                    r[i] = (r[i] as f64 + g[i].get() * s) as f32;
+                    let dx = g[i].get() * s;
+                    r[i] = (r[i] as f64 + dx) as f32;
+                    d[i] += dx as f32;
                 }
             }
         }

@@ -131,7 +131,7 @@ impl BendingConstraint {
         self.lambda += delta_lambda;
         for (g, &i) in hinge.gradients.iter().zip(&ids) {
             let w = particles[i].inv_mass;
-            particles[i].position += w * delta_lambda * *g;
+            particles[i].shift(w * delta_lambda * *g);
         }
         Projection::Applied(delta_lambda)
     }
@@ -206,7 +206,13 @@ mod tests {
 
     fn particle(x: [f32; 3], inv_mass: f32) -> Particle {
         let position = Vec3::from(x);
-        Particle { position, prev_position: position, velocity: Vec3::ZERO, inv_mass }
+        Particle {
+            position,
+            prev_position: position,
+            velocity: Vec3::ZERO,
+            displacement: Vec3::ZERO,
+            inv_mass,
+        }
     }
 
     fn hinge(rest_angle: f32, compliance: f32) -> BendingConstraint {

@@ -207,7 +207,7 @@ impl Colliders {
                 let (d, n) = signed_distance(c, p.position);
                 let value = d - c.thickness;
                 if value < 0.0 {
-                    p.position += n * -value;
+                    p.shift(n * -value);
                     if accumulate {
                         self.depth[i * nc + j] += -value;
                     }
@@ -224,7 +224,7 @@ impl Colliders {
             let mut moved = false;
             for c in &self.placed {
                 if let Some(entry) = sweep(c, p.position, p.prev_position) {
-                    p.position = entry;
+                    p.place(entry);
                     moved = true;
                 }
             }
@@ -260,7 +260,7 @@ impl Colliders {
                 } else {
                     1.0
                 };
-                p.position = x - tangential * share;
+                p.shift(-(tangential * share));
             }
         }
     }

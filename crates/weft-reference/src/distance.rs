@@ -88,8 +88,8 @@ impl DistanceConstraint {
         }
 
         self.lambda += delta_lambda;
-        particles[self.a].position -= pa.inv_mass * delta_lambda * n;
-        particles[self.b].position += pb.inv_mass * delta_lambda * n;
+        particles[self.a].shift(-(pa.inv_mass * delta_lambda * n));
+        particles[self.b].shift(pb.inv_mass * delta_lambda * n);
         Projection::Applied(delta_lambda)
     }
 }
@@ -100,7 +100,13 @@ mod tests {
 
     fn particle(x: f32, inv_mass: f32) -> Particle {
         let position = Vec3::new(x, 0.0, 0.0);
-        Particle { position, prev_position: position, velocity: Vec3::ZERO, inv_mass }
+        Particle {
+            position,
+            prev_position: position,
+            velocity: Vec3::ZERO,
+            displacement: Vec3::ZERO,
+            inv_mass,
+        }
     }
 
     fn seed_constraint(compliance: f32) -> DistanceConstraint {

@@ -41,11 +41,13 @@
 //!
 //! **One time step** of `h = 1/(fps·substeps)` seconds ([`ReferenceSolver::step`]):
 //!
-//! 1. every free particle: `v += h·g`, `x_prev = x`, `x += h·v` (pinned ones stay);
+//! 1. every free particle: `v += h·g`, `x_prev = x`, `d = h·v`, `x += d` (pinned ones stay,
+//!    `d = 0`); `d`, the displacement of the step, takes every later correction too;
 //! 2. `λ = 0` for every constraint;
 //! 3. `iterations` times, every constraint in solve order (colour by colour, then the serial
 //!    list): compute `Δλ`, add it to `λ`, move the particles;
-//! 4. every particle: `v = (x − x_prev)/h`, then `v *= exp(−rate·h)` (global velocity damping).
+//! 4. every particle: `v = d/h` (`x − x_prev` without the rounding of `x`), then
+//!    `v *= exp(−rate·h)` (global velocity damping).
 //!
 //! `h`, `1/h` and `1/h²` come from [`weft_core::TimeStep`], computed in `f64` and rounded once,
 //! so that the numbers below come out exact.

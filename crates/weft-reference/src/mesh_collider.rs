@@ -205,7 +205,7 @@ impl MeshColliders {
                 if let Some((d, n, ..)) = m.signed(i, p.position) {
                     let value = d - m.mesh.thickness;
                     if value < 0.0 {
-                        p.position += n * -value;
+                        p.shift(n * -value);
                         if accumulate {
                             self.depth[i * nm + j] += -value;
                         }
@@ -239,7 +239,7 @@ impl MeshColliders {
                 } else {
                     1.0
                 };
-                p.position -= tangential * share;
+                p.shift(-(tangential * share));
             }
         }
     }

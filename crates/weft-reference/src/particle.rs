@@ -15,6 +15,10 @@ pub(crate) struct Particle {
     pub(crate) prev_position: Vec3,
     /// Velocity `v` in m/s.
     pub(crate) velocity: Vec3,
+    /// Displacement `d` over the current (or last) time step, in m: `h·v` from the prediction
+    /// plus every correction since, so `x − x_prev` without the rounding of `x` (see
+    /// `weft_kernels::integrate`); the velocity is rebuilt from it.
+    pub(crate) displacement: Vec3,
     /// Inverse mass `w = 1/m` in 1/kg; `0` for a pinned particle, which never moves.
     pub(crate) inv_mass: f32,
 }
@@ -23,5 +27,17 @@ impl Particle {
     /// True when the particle has a finite mass and so can move (`w > 0`).
     pub(crate) fn is_free(&self) -> bool {
         self.inv_mass > 0.0
+    }
+
+    /// Moves the particle by the correction `delta` (m): `x += delta`, `d += delta`.
+    pub(crate) fn shift(&mut self, delta: Vec3) {
+        self.position += delta;
+        self.displacement += delta;
+    }
+
+    /// Sets the position outright to `x` (m): `d = x − x_prev`.
+    pub(crate) fn place(&mut self, x: Vec3) {
+        self.position = x;
+        self.displacement = x - self.prev_position;
     }
 }

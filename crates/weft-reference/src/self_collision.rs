@@ -123,7 +123,7 @@ impl Set {
             }
         }
         for (i, dx) in moves {
-            particles[i].position += dx;
+            particles[i].shift(dx);
         }
         degenerate
     }

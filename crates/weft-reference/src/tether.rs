@@ -113,8 +113,8 @@ impl Tether {
         let applied = new_lambda - self.lambda;
         self.lambda = new_lambda;
         let n = d / length;
-        particles[self.particle].position += p.inv_mass * applied * n;
-        particles[self.pin].position -= q.inv_mass * applied * n;
+        particles[self.particle].shift(p.inv_mass * applied * n);
+        particles[self.pin].shift(-(q.inv_mass * applied * n));
         true
     }
 }
@@ -125,7 +125,13 @@ mod tests {
 
     fn particle(x: f32, inv_mass: f32) -> Particle {
         let position = Vec3::new(x, 0.0, 0.0);
-        Particle { position, prev_position: position, velocity: Vec3::ZERO, inv_mass }
+        Particle {
+            position,
+            prev_position: position,
+            velocity: Vec3::ZERO,
+            displacement: Vec3::ZERO,
+            inv_mass,
+        }
     }
 
     #[test]

@@ -132,8 +132,10 @@ impl Volume {
         for (k, g) in gradient.iter().enumerate() {
             let p = &mut particles[first + k];
             if p.is_free() {
-                let moved = f64s(p.position) + *g * (p.inv_mass as f64 * delta_lambda);
-                p.position = moved.as_vec3();
+                // In f64, rounded once, as the kernels do; the correction goes to `d` in f32.
+                let delta = *g * (p.inv_mass as f64 * delta_lambda);
+                p.position = (f64s(p.position) + delta).as_vec3();
+                p.displacement += delta.as_vec3();
             }
         }
         true
