@@ -1,9 +1,10 @@
 //! `weft demo`: a bake that needs no files.
 //!
 //! The demo scene is a flag of 48 × 32 particles, 1.6 m × 1.0 m, held by its two top corners. It
-//! starts level and swings down under gravity for 3 s: 90 frames at 30 fps, 8 substeps of
-//! `h = 1/240` s, 4 iterations, a little stretch (`1e-4` m/N) and shear (`1e-3` m/N) compliance,
-//! 0.2 kg/m², velocity damping 0.5 1/s. Its text, [`SCENE`], is compiled into the binary and is
+//! starts level and swings down under gravity for 3 s: 90 frames at 30 fps, baked to a strain
+//! tolerance of 2 % (each frame takes 4 to 128 substeps of one iteration, as many as keep every
+//! stretch edge within 2 % of its rest length; the pinned flag is tethered to its pins), a little
+//! stretch (`1e-4` m/N) and shear (`1e-3` m/N) compliance, 0.2 kg/m², velocity damping 0.5 1/s. Its text, [`SCENE`], is compiled into the binary and is
 //! the file `examples/flag.toml` of the source tree; [`run`] writes it next to the caches as
 //! `demo.toml`, so `weft bake DIR/demo.toml --out OTHER` writes the same bytes again.
 
@@ -59,7 +60,9 @@ mod tests {
             .expect("the demo scene parses");
         let model = scene.build_model().expect("the demo scene builds");
         let s = model.settings();
-        assert_eq!((s.fps, s.frames, s.substeps, s.iterations), (30.0, 90, 8, 4));
+        assert_eq!((s.fps, s.frames, s.substeps, s.iterations), (30.0, 90, 4, 1));
+        assert_eq!(s.tolerance, Some(weft_core::StrainTolerance::default()));
+        assert!(scene.cloths()[0].tethers.is_some(), "a pinned cloth baked to a tolerance is tethered");
         assert_eq!(model.particles().len(), 48 * 32);
         assert_eq!(model.report().pinned, 2);
         assert_eq!(model.report().stretch, 47 * 32 + 48 * 31);

@@ -30,6 +30,9 @@
 //!   a whole bake (statistics, quality measure, cache writes) of 64², 128² and 256² comparison
 //!   grids ([`crate::scenes::comparison_grid`]), on one thread and on all threads
 //!   ([`crate::step_and_bake`]).
+//! * **time to accuracy**: what a bake costs that keeps a hanging cloth (the demo flag and a
+//!   128×128 cloth) within 2 % strain from t = 1 s on: fixed 8 substeps × 4 iterations, plain
+//!   more substeps, and a bake to a tolerance ([`crate::accuracy`]).
 
 use std::fmt::Write as _;
 use std::time::Instant;
@@ -45,6 +48,7 @@ use weft_kernels::schedule::solve;
 use weft_kernels::tether::Tether;
 use weft_kernels::{KernelPath, StepOptions, Stepper};
 
+use crate::accuracy::time_to_accuracy_rows;
 use crate::pile::{PileShape, pile_cloth};
 use crate::scenes::{ITERATIONS, SUBSTEPS, hanging_builder, hanging_cloth, hanging_grid};
 use crate::step_and_bake::step_and_bake_rows;
@@ -475,5 +479,16 @@ pub fn run(options: &BenchOptions) -> anyhow::Result<String> {
     writeln!(out, "\nthe time steps against the whole bake (milliseconds per frame)")?;
     let (grids, frames): (&[u32], u32) = if options.quick { (&[32, 64], 5) } else { (&[64, 128, 256], 30) };
     step_and_bake_rows(grids, frames, frame_rounds, threads, &mut out)?;
+    writeln!(
+        out,
+        "\ntime to accuracy: a hanging cloth's largest stretch within 2 % from t = 1 s on \
+         (milliseconds per frame of the whole bake, 1 thread; × the fixed 8 × 4)"
+    )?;
+    let (cloths, frames): (&[([u32; 2], [f32; 2])], u32) = if options.quick {
+        (&[([12, 8], [1.6, 1.0])], 31)
+    } else {
+        (&[([48, 32], [1.6, 1.0]), ([128, 128], [1.0, 1.0])], 60)
+    };
+    time_to_accuracy_rows(cloths, frames, &mut out)?;
     Ok(out)
 }
