@@ -45,7 +45,7 @@ pub(crate) fn summary(report: &BakeReport) -> String {
             let _ = writeln!(
                 s,
                 "  over the tolerance at max_substeps = {}: {}, the worst {:.3} % (frame {}); raise \
-                 max_substeps or make the cloth stiffer (rigid tethers: tether_compliance = 0.0)",
+                 max_substeps, or tether a pinned cloth to a tighter tether_scale",
                 t.max_substeps,
                 count(over.frames as u64, "frame"),
                 over.worst_strain * 100.0,

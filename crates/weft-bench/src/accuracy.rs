@@ -46,6 +46,20 @@ fn scene_text(resolution: [u32; 2], size: [f32; 2], frames: u32, simulation: &st
     )
 }
 
+/// A hanging cloth of the rows: particles along U and V, and its size in m.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct HangingCloth {
+    pub(crate) resolution: [u32; 2],
+    pub(crate) size: [f32; 2],
+}
+
+/// The flag of `weft demo`.
+pub(crate) const DEMO_FLAG: HangingCloth = HangingCloth { resolution: [48, 32], size: [1.6, 1.0] };
+/// A fine cloth of the same material.
+pub(crate) const FINE_CLOTH: HangingCloth = HangingCloth { resolution: [128, 128], size: [1.0, 1.0] };
+/// The cloth of `weft bench --quick`.
+pub(crate) const QUICK_CLOTH: HangingCloth = HangingCloth { resolution: [12, 8], size: [1.6, 1.0] };
+
 /// What one bake gave.
 struct Outcome {
     ms_per_frame: f64,
@@ -92,7 +106,7 @@ fn bake(text: &str, out_dir: &Path) -> anyhow::Result<Outcome> {
 /// Writes the rows: for each cloth, the three ways side by side, on one thread. `frames` frames
 /// of 1/30 s each (at least 31, so that some count after t = 1 s).
 pub(crate) fn time_to_accuracy_rows(
-    cloths: &[([u32; 2], [f32; 2])],
+    cloths: &[HangingCloth],
     frames: u32,
     out: &mut String,
 ) -> anyhow::Result<()> {
@@ -102,12 +116,7 @@ pub(crate) fn time_to_accuracy_rows(
     result
 }
 
-fn rows(
-    cloths: &[([u32; 2], [f32; 2])],
-    frames: u32,
-    scratch: &Path,
-    out: &mut String,
-) -> anyhow::Result<()> {
+fn rows(cloths: &[HangingCloth], frames: u32, scratch: &Path, out: &mut String) -> anyhow::Result<()> {
     let line = |out: &mut String, name: &str, o: &Outcome, base: f64| -> anyhow::Result<()> {
         let (lo, hi) = o.substeps;
         let steps = if lo == hi { format!("{lo}") } else { format!("{lo}–{hi}") };
@@ -122,7 +131,7 @@ fn rows(
         )?;
         Ok(())
     };
-    for (k, &(resolution, size)) in cloths.iter().enumerate() {
+    for (k, &HangingCloth { resolution, size }) in cloths.iter().enumerate() {
         writeln!(
             out,
             "  {}×{} cloth on {} m × {} m, two corners pinned, stretch 1e-4 m/N, 30 fps, {frames} frames, 1 thread:",

@@ -48,7 +48,7 @@ use weft_kernels::schedule::solve;
 use weft_kernels::tether::Tether;
 use weft_kernels::{KernelPath, StepOptions, Stepper};
 
-use crate::accuracy::time_to_accuracy_rows;
+use crate::accuracy::{DEMO_FLAG, FINE_CLOTH, QUICK_CLOTH, time_to_accuracy_rows};
 use crate::pile::{PileShape, pile_cloth};
 use crate::scenes::{ITERATIONS, SUBSTEPS, hanging_builder, hanging_cloth, hanging_grid};
 use crate::step_and_bake::step_and_bake_rows;
@@ -484,11 +484,8 @@ pub fn run(options: &BenchOptions) -> anyhow::Result<String> {
         "\ntime to accuracy: a hanging cloth's largest stretch within 2 % from t = 1 s on \
          (milliseconds per frame of the whole bake, 1 thread; × the fixed 8 × 4)"
     )?;
-    let (cloths, frames): (&[([u32; 2], [f32; 2])], u32) = if options.quick {
-        (&[([12, 8], [1.6, 1.0])], 31)
-    } else {
-        (&[([48, 32], [1.6, 1.0]), ([128, 128], [1.0, 1.0])], 60)
-    };
+    let (cloths, frames) =
+        if options.quick { (&[QUICK_CLOTH][..], 31) } else { (&[DEMO_FLAG, FINE_CLOTH][..], 60) };
     time_to_accuracy_rows(cloths, frames, &mut out)?;
     Ok(out)
 }
