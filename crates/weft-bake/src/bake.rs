@@ -109,7 +109,7 @@ fn run(
     started: Instant,
 ) -> Result<BakeReport, BakeError> {
     check_limits(model, options)?;
-    let requested = options.threads.unwrap_or(0);
+    let requested = options.threads.unwrap_or_else(|| crate::fitted_threads(model));
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(requested)
         .thread_name(|i| format!("weft-{i}"))

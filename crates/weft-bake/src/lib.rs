@@ -89,6 +89,7 @@ mod options;
 mod progress;
 mod report;
 pub mod stats;
+mod threads;
 
 pub use bake::{bake, bake_model, bake_model_with_progress, bake_with_progress};
 pub use checkpointing::CheckpointPolicy;
@@ -97,3 +98,4 @@ pub use options::BakeOptions;
 pub use progress::Progress;
 pub use report::{BakeReport, FrameStats, OverTolerance};
 pub use stats::{STATS_FILE, STATS_HEADER, stats_csv, stats_row};
+pub use threads::fitted_threads;

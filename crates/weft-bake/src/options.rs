@@ -15,8 +15,10 @@ pub struct BakeOptions {
     pub out_dir: PathBuf,
     /// Cache formats to write, each once (repeats are ignored); empty means `[Pc2]`.
     pub formats: Vec<CacheFormat>,
-    /// Threads of the rayon pool the bake runs in; `None` (or `Some(0)`) takes rayon's default
-    /// (`RAYON_NUM_THREADS`, else one per logical CPU). The output does not depend on it.
+    /// Threads of the rayon pool the bake runs in. `None`: as many as the model has work for
+    /// ([`crate::fitted_threads`]: one for a small cloth, else rayon's default); `Some(0)`:
+    /// rayon's default (`RAYON_NUM_THREADS`, else one per logical CPU). The output does not
+    /// depend on it.
     pub threads: Option<usize>,
     /// SIMD lanes or the scalar instantiation of the kernels (same bits either way).
     pub kernel: KernelPath,
@@ -33,7 +35,7 @@ pub struct BakeOptions {
 }
 
 impl BakeOptions {
-    /// PC2 into `out_dir`, rayon's default thread count, the SIMD kernels, default limits,
+    /// PC2 into `out_dir`, the thread count the model has work for, the SIMD kernels, default limits,
     /// checkpoints every 30 s, no resuming.
     pub fn new(out_dir: impl Into<PathBuf>) -> Self {
         BakeOptions {
