@@ -4,6 +4,7 @@
 use std::fs;
 use std::io;
 use std::path::{Path, PathBuf};
+use std::thread::ScopedJoinHandle;
 use std::time::{Duration, Instant};
 
 use weft_core::Rule;
@@ -11,14 +12,13 @@ use weft_core::limits::RAISE_HINT;
 use weft_core::model::ClothInfo;
 use weft_core::{Model, SimSettings, StrainTolerance};
 use weft_io::checkpoint::{CHECKPOINT_FILE, Checkpoint, read_checkpoint, write_checkpoint};
-use weft_io::{
-    CacheFormat, CacheSpec, CacheWriter, Scene, StagedFile, create_cache, parse_scene, resume_cache,
-};
+use weft_io::{CacheFormat, CacheSpec, Scene, StagedFile, create_cache, parse_scene, resume_cache};
 use weft_kernels::{StepOptions, StepStats, Stepper};
 
 use crate::checkpointing::{self, CheckpointPolicy, Schedule, Snapshot};
+use crate::output::{OpenCache, Output};
 use crate::progress::Progress;
-use crate::stats::{Quality, STATS_FILE, STATS_HEADER, stats_row};
+use crate::stats::{Quality, STATS_FILE, STATS_HEADER};
 use crate::{BakeError, BakeOptions, BakeReport, FrameStats};
 
 /// Bakes `scene` (see the [crate docs](crate)).
@@ -122,13 +122,6 @@ fn run(
     Ok(report)
 }
 
-/// One open cache: the cloth it belongs to (index into the model's cloths) and its writer.
-struct OpenCache {
-    cloth: usize,
-    format: CacheFormat,
-    writer: Box<dyn CacheWriter>,
-}
-
 /// Opens every cache, writes sample 0, steps and writes every frame, then publishes the files.
 /// Runs inside the bake's pool.
 fn frames(
@@ -159,7 +152,7 @@ fn frames(
             Err(note) => resume_note = Some(note),
         }
     }
-    let (mut caches, mut stats, first_frame) = match resumed {
+    let (caches, stats, first_frame) = match resumed {
         Some((caches, stats, checkpoint)) => {
             checkpointing::restore(model, &checkpoint);
             (caches, stats, checkpoint.frame + 1)
@@ -182,11 +175,15 @@ fn frames(
         }
     };
 
-    let mut sample = Vec::new();
+    // Frames are written beside the solver when it leaves a core free (see `crate::output`).
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let mut output = Output::new(model, caches, stats, rayon::current_num_threads() < cores)?;
     if first_frame == 1 {
-        write_samples(model, &cloths, &mut caches, &mut sample)?;
+        output.capture(model);
+        output.write_samples(&cloths)?;
     }
     let mut schedule = Schedule::new(options.checkpoints);
+    // The largest stretch, for the tolerance and the row; the output counts the intersections.
     let mut quality = Quality::new(model);
 
     let frame_started = Instant::now();
@@ -204,75 +201,95 @@ fn frames(
     let (mut steps, mut redone_steps) = (0u64, 0u64);
     // Grown as frames are baked, never reserved up front from a count in the scene.
     let mut per_frame = Vec::new();
-    for frame in first_frame..=settings.frames {
-        let mut frame_steps = 0u64;
-        let frame_stats = loop {
+    // Each frame's rows and samples are written on a thread of their own while the next frame
+    // steps (see `crate::output`); the output comes back before the next frame is handed over.
+    let output = std::thread::scope(|scope| -> Result<Output, BakeError> {
+        let mut writing: Option<ScopedJoinHandle<'_, Written>> = None;
+        let mut parked = Some(output);
+        for frame in first_frame..=settings.frames {
+            let mut frame_steps = 0u64;
+            let frame_stats = loop {
+                let substeps = model.settings().substeps;
+                let may_redo = tolerance.is_some_and(|t| substeps < t.max_substeps);
+                if may_redo {
+                    snapshot.take(model);
+                }
+                let mut frame_stats = StepStats::default();
+                for s in 1..=substeps {
+                    stepper.set_options(if s == substeps { last } else { quiet });
+                    frame_stats.accumulate(&stepper.step(model));
+                }
+                frame_steps += substeps as u64;
+                if let Some(t) = tolerance.filter(|_| may_redo)
+                    && quality.max_stretch(model) > t.max_strain
+                {
+                    // Over the tolerance with steps to spare: again from the start, twice the count.
+                    snapshot.put_back(model);
+                    redone_steps += substeps as u64;
+                    set_substeps(model, substeps.saturating_mul(2).min(t.max_substeps));
+                    continue;
+                }
+                break frame_stats;
+            };
+            steps += frame_steps;
+            totals.accumulate(&frame_stats);
+            let max_stretch = quality.max_stretch(model);
             let substeps = model.settings().substeps;
-            let may_redo = tolerance.is_some_and(|t| substeps < t.max_substeps);
-            if may_redo {
-                snapshot.take(model);
+            let row = FrameStats {
+                frame,
+                time: frame as f64 / settings.fps,
+                substeps,
+                step: frame_stats,
+                intersections: 0,
+                max_stretch,
+            };
+            let mut out = take_back(&mut writing, &mut parked, &mut per_frame)?;
+            out.capture(model);
+            if let Some(t) = tolerance {
+                // What the next frame starts with (and a checkpoint after this frame records).
+                set_substeps(model, next_substeps(&t, substeps, max_stretch));
             }
-            let mut frame_stats = StepStats::default();
-            for s in 1..=substeps {
-                stepper.set_options(if s == substeps { last } else { quiet });
-                frame_stats.accumulate(&stepper.step(model));
-            }
-            frame_steps += substeps as u64;
-            if let Some(t) = tolerance.filter(|_| may_redo)
-                && quality.max_stretch(model) > t.max_strain
-            {
-                // Over the tolerance with steps to spare: again from the start, twice the count.
-                snapshot.put_back(model);
-                redone_steps += substeps as u64;
-                set_substeps(model, substeps.saturating_mul(2).min(t.max_substeps));
+            progress.frame_steps(frame, frame_steps, substeps);
+            progress.frame_done(frame);
+            let due = schedule.due(frame, settings.frames);
+            if out.beside() && !due {
+                let cloths = &cloths;
+                writing = Some(scope.spawn(move || {
+                    let row = out.write_frame(row, cloths);
+                    (out, row)
+                }));
                 continue;
             }
-            break frame_stats;
-        };
-        steps += frame_steps;
-        totals.accumulate(&frame_stats);
-        let (intersections, max_stretch) = quality.measure(model);
-        let substeps = model.settings().substeps;
-        let row = FrameStats {
-            frame,
-            time: frame as f64 / settings.fps,
-            substeps,
-            step: frame_stats,
-            intersections,
-            max_stretch,
-        };
-        stats.write(stats_row(&row).as_bytes()).map_err(stats_err)?;
-        per_frame.push(row);
-        write_samples(model, &cloths, &mut caches, &mut sample)?;
-        if let Some(t) = tolerance {
-            // What the next frame starts with (and a checkpoint after this frame records).
-            set_substeps(model, next_substeps(&t, substeps, max_stretch));
-        }
-        progress.frame_steps(frame, frame_steps, substeps);
-        progress.frame_done(frame);
-        if schedule.due(frame, settings.frames) {
+            // In line: written here, and a checkpoint (if due) records what the files hold.
+            per_frame.push(out.write_frame(row, &cloths)?);
+            if !due {
+                parked = Some(out);
+                continue;
+            }
             let mut checkpoint = checkpointing::capture(model, fingerprint, frame);
-            for cache in &mut caches {
+            for cache in &mut out.caches {
                 let mark =
                     cache.writer.mark().map_err(|e| cache_err(&cloths[cache.cloth], cache.format, e))?;
                 checkpoint.caches.push(mark);
             }
-            checkpoint.stats_bytes = stats.sync().map_err(stats_err)?;
+            checkpoint.stats_bytes = out.stats.sync().map_err(stats_err)?;
             write_checkpoint(&checkpoint_path, &checkpoint)
                 .map_err(|source| BakeError::File { path: checkpoint_path.clone(), source })?;
             if options.crash_after_checkpoint == Some(frame) {
                 // A crash, for tests: no destructor runs, every temporary file stays.
                 std::process::abort();
             }
+            parked = Some(out);
         }
-    }
+        take_back(&mut writing, &mut parked, &mut per_frame)
+    })?;
     progress.finish();
     let frame_time = frame_started.elapsed();
 
     // Publish the caches, then the statistics. On any failure, remove what this bake already
     // published: no set of files that looks complete is left.
     let mut files: Vec<PathBuf> = Vec::new();
-    let published = publish(caches, stats, &cloths, &mut files);
+    let published = publish(output.caches, output.stats, &cloths, &mut files);
     if let Err(e) = published {
         for f in &files {
             // Best effort: the error being returned is the one that matters.
@@ -411,27 +428,22 @@ fn publish(
     Ok(())
 }
 
-/// Writes the current positions of every cloth to each of its caches.
-fn write_samples(
-    model: &Model,
-    cloths: &[ClothInfo],
-    caches: &mut [OpenCache],
-    sample: &mut Vec<[f32; 3]>,
-) -> Result<(), BakeError> {
-    let positions = model.particles().positions();
-    let mut filled = usize::MAX;
-    for cache in caches.iter_mut() {
-        let cloth = &cloths[cache.cloth];
-        if filled != cache.cloth {
-            sample.clear();
-            sample.extend(positions[cloth.particles.clone()].iter().map(|p| [p[0], p[1], p[2]]));
-            filled = cache.cloth;
+/// An [`Output`] back from writing a frame, with the frame's row or the error that stopped it.
+type Written = (Output, Result<FrameStats, BakeError>);
+
+/// The output, back from the thread writing the last frame (its row pushed to `per_frame`), or
+/// from where it was parked when no frame is being written.
+fn take_back(
+    writing: &mut Option<ScopedJoinHandle<'_, Written>>,
+    parked: &mut Option<Output>,
+    per_frame: &mut Vec<FrameStats>,
+) -> Result<Output, BakeError> {
+    match writing.take() {
+        Some(handle) => {
+            let (output, row) = handle.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+            per_frame.push(row?);
+            Ok(output)
         }
-        cache.writer.write_sample(sample).map_err(|source| BakeError::Cache {
-            cloth: cloth.name.clone(),
-            format: cache.format,
-            source,
-        })?;
+        None => Ok(parked.take().expect("the output is parked when no frame is being written")),
     }
-    Ok(())
 }

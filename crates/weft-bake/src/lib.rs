@@ -86,6 +86,7 @@ mod bake;
 pub mod checkpointing;
 mod error;
 mod options;
+mod output;
 mod progress;
 mod report;
 pub mod stats;

@@ -69,6 +69,12 @@ impl Quality {
         weft_core::quality::max_stretch(&self.positions, &self.edges, &self.rest)
     }
 
+    /// The intersecting pairs of non-adjacent triangles at `positions` (m, one per particle of
+    /// the model the measure was made for).
+    pub fn intersections(&mut self, positions: &[[f32; 3]]) -> u64 {
+        self.intersections.count(positions, &self.triangles)
+    }
+
     /// `(intersecting pairs of non-adjacent triangles, largest stretch |x_a − x_b|/L − 1 of a
     /// stretch edge)` of the model now (the model the measure was made for).
     pub fn measure(&mut self, model: &Model) -> (u64, f32) {
