@@ -4,6 +4,7 @@
 //! checkpoint that does not belong to the bake (another scene, a damaged file, none at all) is
 //! never used: the bake starts from frame 0, says why, and still writes the right bytes.
 
+use std::collections::BTreeMap;
 use std::ffi::OsStr;
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -52,6 +53,20 @@ fn crash_after(scene: &Path, out: &Path, frame: u32, threads: &str) {
     }
 }
 
+/// Crashes a bake of `scene` after the checkpoint of frame 8 and resumes it, on 1 then 2 threads
+/// and on 2 then 1, in folders under `dir`; each must write the bytes of `expected`.
+fn crash_and_resume(dir: &Path, scene: &Path, expected: &BTreeMap<String, Vec<u8>>) {
+    for (crash_threads, resume_threads) in [("1", "2"), ("2", "1")] {
+        let out = dir.join(format!("resumed-{crash_threads}-{resume_threads}"));
+        crash_after(scene, &out, 8, crash_threads);
+        let stderr =
+            bake_ok(bake_args(scene, &out, &["--resume", "--checkpoint-every", "4", "-j", resume_threads]));
+        assert!(stderr.contains("resumed from the checkpoint after frame 8"), "{stderr}");
+        assert!(!stderr.contains("not resumed"), "{stderr}");
+        assert!(contents(&out) == *expected, "the resumed bake differs from the whole one");
+    }
+}
+
 #[test]
 fn a_resumed_bake_writes_the_same_bytes_as_one_that_never_stopped() {
     let dir = tempfile::tempdir().unwrap();
@@ -62,15 +77,7 @@ fn a_resumed_bake_writes_the_same_bytes_as_one_that_never_stopped() {
     assert!(expected.contains_key("tshirt.pc2") && expected.contains_key("tshirt.0012.obj"));
     assert!(!expected.contains_key("weft.checkpoint"), "a finished bake leaves no checkpoint");
 
-    for (crash_threads, resume_threads) in [("1", "2"), ("2", "1")] {
-        let out = dir.path().join(format!("resumed-{crash_threads}-{resume_threads}"));
-        crash_after(&scene, &out, 8, crash_threads);
-        let stderr =
-            bake_ok(bake_args(&scene, &out, &["--resume", "--checkpoint-every", "4", "-j", resume_threads]));
-        assert!(stderr.contains("resumed from the checkpoint after frame 8"), "{stderr}");
-        assert!(!stderr.contains("not resumed"), "{stderr}");
-        assert!(contents(&out) == expected, "the resumed bake differs from the whole one");
-    }
+    crash_and_resume(dir.path(), &scene, &expected);
 }
 
 #[test]
@@ -100,14 +107,7 @@ fn a_resumed_bake_to_a_strain_tolerance_writes_the_same_bytes() {
     // starts at that count, not at the first frame's.
     assert!(rows[7].0 > 2 && rows[7].1 >= 0.2 / 4.0, "frames: {rows:?}");
 
-    for (crash_threads, resume_threads) in [("1", "2"), ("2", "1")] {
-        let out = dir.path().join(format!("resumed-{crash_threads}-{resume_threads}"));
-        crash_after(&scene, &out, 8, crash_threads);
-        let stderr =
-            bake_ok(bake_args(&scene, &out, &["--resume", "--checkpoint-every", "4", "-j", resume_threads]));
-        assert!(stderr.contains("resumed from the checkpoint after frame 8"), "{stderr}");
-        assert!(contents(&out) == expected, "the resumed bake differs from the whole one");
-    }
+    crash_and_resume(dir.path(), &scene, &expected);
 }
 
 #[test]

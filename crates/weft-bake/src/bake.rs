@@ -208,7 +208,8 @@ fn frames(
         let mut parked = Some(output);
         for frame in first_frame..=settings.frames {
             let mut frame_steps = 0u64;
-            let frame_stats = loop {
+            // The frame's statistics and its largest stretch (for the tolerance and the row).
+            let (frame_stats, max_stretch) = loop {
                 let substeps = model.settings().substeps;
                 let may_redo = tolerance.is_some_and(|t| substeps < t.max_substeps);
                 if may_redo {
@@ -220,8 +221,9 @@ fn frames(
                     frame_stats.accumulate(&stepper.step(model));
                 }
                 frame_steps += substeps as u64;
+                let max_stretch = quality.max_stretch(model);
                 if let Some(t) = tolerance.filter(|_| may_redo)
-                    && quality.max_stretch(model) > t.max_strain
+                    && max_stretch > t.max_strain
                 {
                     // Over the tolerance with steps to spare: again from the start, twice the count.
                     snapshot.put_back(model);
@@ -229,11 +231,10 @@ fn frames(
                     set_substeps(model, substeps.saturating_mul(2).min(t.max_substeps));
                     continue;
                 }
-                break frame_stats;
+                break (frame_stats, max_stretch);
             };
             steps += frame_steps;
             totals.accumulate(&frame_stats);
-            let max_stretch = quality.max_stretch(model);
             let substeps = model.settings().substeps;
             let row = FrameStats {
                 frame,

@@ -205,14 +205,7 @@ mod tests {
     use super::*;
 
     fn particle(x: [f32; 3], inv_mass: f32) -> Particle {
-        let position = Vec3::from(x);
-        Particle {
-            position,
-            prev_position: position,
-            velocity: Vec3::ZERO,
-            displacement: Vec3::ZERO,
-            inv_mass,
-        }
+        Particle::at_rest(Vec3::from(x), inv_mass)
     }
 
     fn hinge(rest_angle: f32, compliance: f32) -> BendingConstraint {

@@ -99,14 +99,7 @@ mod tests {
     use super::*;
 
     fn particle(x: f32, inv_mass: f32) -> Particle {
-        let position = Vec3::new(x, 0.0, 0.0);
-        Particle {
-            position,
-            prev_position: position,
-            velocity: Vec3::ZERO,
-            displacement: Vec3::ZERO,
-            inv_mass,
-        }
+        Particle::at_rest(Vec3::new(x, 0.0, 0.0), inv_mass)
     }
 
     fn seed_constraint(compliance: f32) -> DistanceConstraint {

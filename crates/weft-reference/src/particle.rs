@@ -35,6 +35,18 @@ impl Particle {
         self.displacement += delta;
     }
 
+    /// A particle at rest at `position` (m) with inverse mass `inv_mass` (1/kg), for tests.
+    #[cfg(test)]
+    pub(crate) fn at_rest(position: Vec3, inv_mass: f32) -> Self {
+        Particle {
+            position,
+            prev_position: position,
+            velocity: Vec3::ZERO,
+            displacement: Vec3::ZERO,
+            inv_mass,
+        }
+    }
+
     /// Sets the position outright to `x` (m): `d = x − x_prev`.
     pub(crate) fn place(&mut self, x: Vec3) {
         self.position = x;
