@@ -10,6 +10,7 @@ use std::sync::LazyLock;
 
 use clap::builder::{PossibleValuesParser, TypedValueParser};
 use clap::{Args, Parser, Subcommand, ValueEnum};
+use weft::bake::stats::StatsLevel;
 use weft::bake::{BakeOptions, BakeReport, CheckpointPolicy, bake_with_progress};
 use weft::core::limits::Limits;
 use weft::io::{CacheFormat, load_scene};
@@ -88,6 +89,18 @@ struct BenchArgs {
     /// A shorter measurement (a smoke test, not figures to quote)
     #[arg(long)]
     quick: bool,
+    /// Measure only these sections of the table (comma-separated, or the flag repeated): distance,
+    /// kinds, steps, self-collision, mesh-collider, quality, bake, accuracy
+    #[arg(long, value_name = "SECTION", value_delimiter = ',', value_parser = bench_section)]
+    only: Vec<weft::bench::Section>,
+}
+
+/// A `weft bench --only` section by its name.
+fn bench_section(name: &str) -> Result<weft::bench::Section, String> {
+    weft::bench::Section::ALL.into_iter().find(|s| s.name() == name).ok_or_else(|| {
+        let names: Vec<_> = weft::bench::Section::ALL.iter().map(|s| s.name()).collect();
+        format!("no section '{name}'; the sections: {}", names.join(", "))
+    })
 }
 
 /// Flags shared by `bake` and `demo`.
@@ -115,6 +128,21 @@ struct OutputArgs {
     /// No progress bar and no summary (errors are still printed)
     #[arg(short, long)]
     quiet: bool,
+    /// What stats.csv measures: full (residuals, deep particles and intersecting triangle pairs
+    /// after every frame), light (those after the first and last frames and about every 240 time
+    /// steps × iterations), off (only the largest stretch and the substeps)
+    #[arg(long, value_enum, default_value_t = StatsArg::Light)]
+    stats: StatsArg,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum StatsArg {
+    /// Every frame measured fully
+    Full,
+    /// Frames measured fully about every 240 sweeps, and the first and last
+    Light,
+    /// No frame measured fully
+    Off,
 }
 
 /// Resource limits, checked before anything of that size is allocated.
@@ -173,6 +201,11 @@ impl OutputArgs {
                 KernelArg::Scalar => KernelPath::Scalar,
             },
             limits,
+            stats: match self.stats {
+                StatsArg::Full => StatsLevel::Full,
+                StatsArg::Light => StatsLevel::Light,
+                StatsArg::Off => StatsLevel::Off,
+            },
             ..BakeOptions::new(out_dir)
         }
     }
@@ -245,7 +278,7 @@ fn run(cli: Cli) -> Result<(), Failure> {
             ))
         }
         Command::Bench(args) => {
-            let table = weft::bench::run(&weft::bench::BenchOptions { quick: args.quick })
+            let table = weft::bench::run(&weft::bench::BenchOptions { quick: args.quick, only: args.only })
                 .map_err(|e| Failure(format!("{e:#}")))?;
             print(&table)
         }

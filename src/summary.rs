@@ -77,59 +77,80 @@ pub(crate) fn summary(report: &BakeReport) -> String {
             report.totals.held
         );
     }
-    if report.colliders > 0 {
+    // The frames measured fully (`--stats`): the deep particles, intersecting pairs and
+    // residuals are theirs.
+    let measured: Vec<&FrameStats> = report.per_frame.iter().filter(|f| f.intersections.is_some()).collect();
+    let of_frames = if measured.len() == report.per_frame.len() {
+        String::new()
+    } else {
+        format!(" (measured on {} of {})", measured.len(), count(report.per_frame.len() as u64, "frame"))
+    };
+    let last_measured = report.per_frame.last().filter(|f| f.intersections.is_some());
+    if report.colliders > 0 && !measured.is_empty() {
         let deep = |f: &FrameStats| f.step.colliders.deep.unwrap_or(0);
-        let worst = report.per_frame.iter().max_by_key(|f| (deep(f), std::cmp::Reverse(f.frame)));
+        let worst = measured.iter().max_by_key(|f| (deep(f), std::cmp::Reverse(f.frame)));
         let (most, at) = worst.map_or((0, 0), |f| (deep(f), f.frame));
         let _ = writeln!(
             s,
-            "  colliders: {}; particles deeper than half the thickness: {} after the last frame, \
-             at most {} (frame {}); particles caught by the swept check: {}",
+            "  colliders: {}; particles deeper than half the thickness{of_frames}: {} after the last \
+             frame, at most {} (frame {}); particles caught by the swept check: {}",
             report.colliders,
-            report.per_frame.last().map_or(0, deep),
+            last_measured.map_or(0, deep),
             most,
             at,
             report.totals.colliders.swept
         );
     }
+    if let Some(last) = last_measured {
+        let pairs = |f: &FrameStats| f.intersections.unwrap_or(0);
+        let worst = measured.iter().max_by_key(|f| (pairs(f), std::cmp::Reverse(f.frame)));
+        let (most, at) = worst.map_or((0, 0), |f| (pairs(f), f.frame));
+        let _ = writeln!(
+            s,
+            "  intersecting triangle pairs{of_frames}: {} after the last frame, at most {} (frame {})",
+            pairs(last),
+            most,
+            at,
+        );
+    }
     if let Some(last) = report.per_frame.last() {
-        let worst = report.per_frame.iter().max_by_key(|f| (f.intersections, std::cmp::Reverse(f.frame)));
-        let (most, at) = worst.map_or((0, 0), |f| (f.intersections, f.frame));
         let stretch = report.per_frame.iter().map(|f| f.max_stretch).fold(0.0f32, f32::max);
         let _ = writeln!(
             s,
-            "  intersecting triangle pairs: {} after the last frame, at most {} (frame {}); \
-             largest stretch {:.3} % after the last frame, {:.3} % at most",
-            last.intersections,
-            most,
-            at,
+            "  largest stretch {:.3} % after the last frame, {:.3} % at most",
             last.max_stretch * 100.0,
             stretch * 100.0
         );
     }
-    let _ = writeln!(
-        s,
-        "  final distance |C|: max {:.3e} m, mean {:.3e} m, largest strain {:.3} %",
-        r.max_abs,
-        r.mean_abs(),
-        r.max_rel * 100.0
-    );
-    if let Some(last) = report.per_frame.last() {
-        let kinds =
-            [("bending", &last.step.bending, "rad"), ("tethers", &last.step.tethers, "m beyond bound")];
-        for (name, kind, unit) in kinds {
-            if let Some(r) = kind.residual.filter(|r| r.count > 0) {
-                let _ = writeln!(
-                    s,
-                    "  final {name} |C|: max {:.3e} {unit}, mean {:.3e} {unit} ({} degenerate projections)",
-                    r.max_abs,
-                    r.mean_abs(),
-                    kind.degenerate
-                );
-            }
+    match last_measured {
+        None if !report.per_frame.is_empty() => {
+            let _ = writeln!(s, "  residuals, intersecting pairs: not measured (--stats off)");
         }
-        if let Some(r) = last.step.volume.residual.filter(|r| r.count > 0) {
-            let _ = writeln!(s, "  final volume error: {:.3} % of the target", r.max_rel * 100.0);
+        None => {}
+        Some(last) => {
+            let _ = writeln!(
+                s,
+                "  final distance |C|: max {:.3e} m, mean {:.3e} m, largest strain {:.3} %",
+                r.max_abs,
+                r.mean_abs(),
+                r.max_rel * 100.0
+            );
+            let kinds =
+                [("bending", &last.step.bending, "rad"), ("tethers", &last.step.tethers, "m beyond bound")];
+            for (name, kind, unit) in kinds {
+                if let Some(r) = kind.residual.filter(|r| r.count > 0) {
+                    let _ = writeln!(
+                        s,
+                        "  final {name} |C|: max {:.3e} {unit}, mean {:.3e} {unit} ({} degenerate projections)",
+                        r.max_abs,
+                        r.mean_abs(),
+                        kind.degenerate
+                    );
+                }
+            }
+            if let Some(r) = last.step.volume.residual.filter(|r| r.count > 0) {
+                let _ = writeln!(s, "  final volume error: {:.3} % of the target", r.max_rel * 100.0);
+            }
         }
     }
     let _ = writeln!(s, "  wrote {}", file_list(&report.files));

@@ -246,3 +246,41 @@ fn a_bake_that_fails_while_publishing_leaves_no_file_of_its_own() {
         fs::read_dir(&out).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
     assert_eq!(left, ["seed.usda"], "only the directory that was there");
 }
+
+#[test]
+fn bench_measures_the_sections_asked_for_and_names_the_sections_on_a_typo() {
+    let output = WEFT.run_ok(["bench", "--quick", "--only", "bake"]);
+    let table = String::from_utf8_lossy(&output.stdout);
+    assert!(table.contains("the time steps against the whole bake"), "{table}");
+    assert!(!table.contains("distance constraint projections"), "{table}");
+    let output = WEFT.run(["bench", "--only", "nope"]);
+    assert!(!output.status.success());
+    let error = String::from_utf8_lossy(&output.stderr);
+    assert!(error.contains("no section 'nope'; the sections: distance, kinds,"), "{error}");
+}
+
+#[test]
+fn stats_levels_measure_every_frame_some_frames_or_none() {
+    // The demo flag at 4 to 128 substeps × 1 iteration, 90 frames.
+    let dir = tempfile::tempdir().unwrap();
+    let measured = |level: &str| {
+        let out = dir.path().join(level);
+        WEFT.run_ok(["demo".as_ref(), "-o".as_ref(), out.as_os_str(), "--stats".as_ref(), level.as_ref()]);
+        let stats = fs::read_to_string(out.join("stats.csv")).unwrap();
+        let header: Vec<&str> = stats.lines().next().unwrap().split(',').collect();
+        let at = |name| header.iter().position(|h| *h == name).unwrap();
+        let (pairs, stretch, substeps) =
+            (at("intersecting_triangle_pairs"), at("max_stretch"), at("substeps"));
+        let rows: Vec<Vec<&str>> = stats.lines().skip(1).map(|l| l.split(',').collect()).collect();
+        // Every row has its substeps and stretch.
+        assert!(
+            rows.iter().all(|r| r.len() == header.len() && !r[stretch].is_empty() && !r[substeps].is_empty())
+        );
+        assert_eq!(rows.len(), 90);
+        rows.iter().filter(|r| !r[pairs].is_empty()).count()
+    };
+    assert_eq!(measured("full"), 90);
+    let light = measured("light");
+    assert!((3..90).contains(&light), "light measured {light} frames");
+    assert_eq!(measured("off"), 0);
+}

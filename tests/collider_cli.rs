@@ -217,7 +217,7 @@ fn the_example_collider_scenes_bake_with_no_deep_particle() {
     for name in ["drape_sphere", "sweep"] {
         let dir = tempfile::tempdir().unwrap();
         let scene = root.join("examples").join(format!("{name}.toml"));
-        let output = bake(&scene, dir.path(), &[]);
+        let output = bake(&scene, dir.path(), &["--stats", "full"]);
         let summary = String::from_utf8_lossy(&output.stderr);
         assert!(
             summary.contains("particles deeper than half the thickness: 0 after the last frame, at most 0"),

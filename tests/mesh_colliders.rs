@@ -559,6 +559,8 @@ fn the_cape_example_bakes_the_same_on_one_and_two_threads_with_no_deep_particles
             "pc2,obj".as_ref(),
             "-j".as_ref(),
             threads.as_ref(),
+            "--stats".as_ref(),
+            "full".as_ref(),
             "--quiet".as_ref(),
         ]);
         assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));

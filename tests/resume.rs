@@ -111,6 +111,35 @@ fn a_resumed_bake_to_a_strain_tolerance_writes_the_same_bytes() {
 }
 
 #[test]
+fn a_resumed_bake_measures_the_same_frames_fully() {
+    // With the default `--stats light`, a frame is measured fully once 240 sweeps have passed
+    // since the last one: at 30 time steps × 1 iteration, frames 1, 9 and 12 (the last). The
+    // checkpoint after frame 8 records the 210 sweeps since frame 1; resumed without them, frame
+    // 9 would not be measured and `stats.csv` would differ.
+    let dir = tempfile::tempdir().unwrap();
+    let scene = scene(dir.path(), |t| {
+        assert!(t.contains("max_strain = 0.02 "), "the example's tolerance changed");
+        t.replacen("max_strain = 0.02 ", "substeps = 30\niterations = 1 #", 1)
+    });
+    let whole = dir.path().join("whole");
+    bake_ok(bake_args(&scene, &whole, &["-j", "2"]));
+    let expected = contents(&whole);
+    let stats = String::from_utf8(expected["stats.csv"].clone()).unwrap();
+    let pairs_at =
+        stats.lines().next().unwrap().split(',').position(|h| h == "intersecting_triangle_pairs").unwrap();
+    let measured: Vec<usize> = stats
+        .lines()
+        .skip(1)
+        .enumerate()
+        .filter(|(_, l)| !l.split(',').nth(pairs_at).unwrap().is_empty())
+        .map(|(k, _)| k + 1)
+        .collect();
+    assert_eq!(measured, [1, 9, 12], "{stats}");
+
+    crash_and_resume(dir.path(), &scene, &expected);
+}
+
+#[test]
 fn a_checkpoint_of_another_bake_is_not_used() {
     let dir = tempfile::tempdir().unwrap();
     let original = scene(dir.path(), |t| t);

@@ -4,6 +4,7 @@
 
 use std::path::Path;
 
+use weft::bake::stats::StatsLevel;
 use weft::bake::{BakeOptions, bake};
 use weft::core::limits::Limits;
 use weft::io::parse_scene;
@@ -12,10 +13,11 @@ fn intersections_per_frame(text: &str) -> Vec<u64> {
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/pile.toml");
     let scene = parse_scene(text, &path, &Limits::default()).expect("the pile scene parses");
     let out = tempfile::tempdir().unwrap();
-    let report = bake(&scene, &BakeOptions { threads: Some(2), ..BakeOptions::new(out.path()) }).unwrap();
+    let options = BakeOptions { threads: Some(2), stats: StatsLevel::Full, ..BakeOptions::new(out.path()) };
+    let report = bake(&scene, &options).unwrap();
     // Self-collision never meets a pair closer than 1 µm here (no degenerate contacts).
     assert_eq!(report.totals.self_collision.degenerate, 0);
-    report.per_frame.iter().map(|f| f.intersections).collect()
+    report.per_frame.iter().map(|f| f.intersections.expect("every frame measured")).collect()
 }
 
 fn scene_text() -> String {

@@ -18,7 +18,7 @@ use weft_kernels::{StepOptions, StepStats, Stepper};
 use crate::checkpointing::{self, CheckpointPolicy, Schedule, Snapshot};
 use crate::output::{OpenCache, Output};
 use crate::progress::Progress;
-use crate::stats::{Quality, STATS_FILE, STATS_HEADER};
+use crate::stats::{Cadence, Quality, STATS_FILE, STATS_HEADER};
 use crate::{BakeError, BakeOptions, BakeReport, FrameStats};
 
 /// Bakes `scene` (see the [crate docs](crate)).
@@ -140,8 +140,11 @@ fn frames(
     let stats_err = |source| BakeError::File { path: stats_path.clone(), source };
     let checkpoint_path = options.out_dir.join(CHECKPOINT_FILE);
     let checkpointing = options.resume || options.checkpoints != CheckpointPolicy::Never;
-    let fingerprint =
-        if checkpointing { checkpointing::fingerprint(model, &formats, options.kernel) } else { 0 };
+    let fingerprint = if checkpointing {
+        checkpointing::fingerprint(model, &formats, options.kernel, options.stats)
+    } else {
+        0
+    };
 
     // Go on from a checkpoint of this bake, if asked and there is one; else start afresh.
     let mut resume_note = None;
@@ -152,10 +155,10 @@ fn frames(
             Err(note) => resume_note = Some(note),
         }
     }
-    let (caches, stats, first_frame) = match resumed {
+    let (caches, stats, first_frame, mut cadence) = match resumed {
         Some((caches, stats, checkpoint)) => {
             checkpointing::restore(model, &checkpoint);
-            (caches, stats, checkpoint.frame + 1)
+            (caches, stats, checkpoint.frame + 1, Cadence::new(options.stats, checkpoint.stats_since))
         }
         None => {
             // A checkpoint left by another bake would not match the files this one writes.
@@ -171,7 +174,7 @@ fn frames(
             let mut stats = StagedFile::create(&stats_path).map_err(stats_err)?;
             stats.write(STATS_HEADER.as_bytes()).map_err(stats_err)?;
             stats.write(b"\n").map_err(stats_err)?;
-            (caches, stats, 1)
+            (caches, stats, 1, Cadence::new(options.stats, 0))
         }
     };
 
@@ -193,6 +196,7 @@ fn frames(
     let quiet = StepOptions { path: options.kernel, residual: false };
     let last = StepOptions { residual: true, ..quiet };
     let mut stepper = Stepper::new(quiet);
+    let iterations = settings.iterations as u64;
     let mut totals = StepStats::default();
     // Baking to a strain tolerance: the count of each frame is chosen (see `next_substeps`);
     // a frame over the tolerance is stepped again from this snapshot of its start.
@@ -208,16 +212,18 @@ fn frames(
         let mut parked = Some(output);
         for frame in first_frame..=settings.frames {
             let mut frame_steps = 0u64;
-            // The frame's statistics and its largest stretch (for the tolerance and the row).
-            let (frame_stats, max_stretch) = loop {
+            // The frame's statistics, its largest stretch (for the tolerance and the row) and
+            // whether it is measured fully (decided for each try: a try at more substeps may be).
+            let (frame_stats, max_stretch, measured) = loop {
                 let substeps = model.settings().substeps;
+                let measured = cadence.due(frame, settings.frames, substeps as u64 * iterations);
                 let may_redo = tolerance.is_some_and(|t| substeps < t.max_substeps);
                 if may_redo {
                     snapshot.take(model);
                 }
                 let mut frame_stats = StepStats::default();
                 for s in 1..=substeps {
-                    stepper.set_options(if s == substeps { last } else { quiet });
+                    stepper.set_options(if s == substeps && measured { last } else { quiet });
                     frame_stats.accumulate(&stepper.step(model));
                 }
                 frame_steps += substeps as u64;
@@ -231,17 +237,18 @@ fn frames(
                     set_substeps(model, substeps.saturating_mul(2).min(t.max_substeps));
                     continue;
                 }
-                break (frame_stats, max_stretch);
+                break (frame_stats, max_stretch, measured);
             };
+            let substeps = model.settings().substeps;
+            cadence.record(measured, substeps as u64 * iterations);
             steps += frame_steps;
             totals.accumulate(&frame_stats);
-            let substeps = model.settings().substeps;
             let row = FrameStats {
                 frame,
                 time: frame as f64 / settings.fps,
                 substeps,
                 step: frame_stats,
-                intersections: 0,
+                intersections: None,
                 max_stretch,
             };
             let mut out = take_back(&mut writing, &mut parked, &mut per_frame)?;
@@ -256,18 +263,18 @@ fn frames(
             if out.beside() && !due {
                 let cloths = &cloths;
                 writing = Some(scope.spawn(move || {
-                    let row = out.write_frame(row, cloths);
+                    let row = out.write_frame(row, measured, cloths);
                     (out, row)
                 }));
                 continue;
             }
             // In line: written here, and a checkpoint (if due) records what the files hold.
-            per_frame.push(out.write_frame(row, &cloths)?);
+            per_frame.push(out.write_frame(row, measured, &cloths)?);
             if !due {
                 parked = Some(out);
                 continue;
             }
-            let mut checkpoint = checkpointing::capture(model, fingerprint, frame);
+            let mut checkpoint = checkpointing::capture(model, fingerprint, frame, cadence.since());
             for cache in &mut out.caches {
                 let mark =
                     cache.writer.mark().map_err(|e| cache_err(&cloths[cache.cloth], cache.format, e))?;

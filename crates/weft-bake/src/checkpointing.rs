@@ -17,6 +17,8 @@ use weft_io::CacheFormat;
 use weft_io::checkpoint::{Checkpoint, Fnv64};
 use weft_kernels::KernelPath;
 
+use crate::stats::StatsLevel;
+
 /// When a bake writes checkpoints.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum CheckpointPolicy {
@@ -67,14 +69,14 @@ impl Schedule {
 }
 
 /// Identifies a bake: the model as built (its every field, through its `Debug` form, streamed
-/// into a hash), the formats, the kernel and the weft build (version and SIMD level, since the
+/// into a hash), the formats, the kernel, the statistics level and the weft build (version and SIMD level, since the
 /// bits of a bake are promised per build). Two bakes with the same fingerprint write the same
 /// bytes.
-pub fn fingerprint(model: &Model, formats: &[CacheFormat], kernel: KernelPath) -> u64 {
+pub fn fingerprint(model: &Model, formats: &[CacheFormat], kernel: KernelPath, stats: StatsLevel) -> u64 {
     let mut h = Fnv64::default();
     let _ = write!(
         h,
-        "weft {} | {} | {kernel:?} | {formats:?} | {model:?}",
+        "weft {} | {} | {kernel:?} | {formats:?} | {stats:?} | {model:?}",
         env!("CARGO_PKG_VERSION"),
         weft_kernels::simd_level()
     );
@@ -84,13 +86,14 @@ pub fn fingerprint(model: &Model, formats: &[CacheFormat], kernel: KernelPath) -
 /// The model's state now, for a checkpoint after `frame` (the cache marks and the statistics
 /// length are filled in by the caller). The model's substep count is the one the next frame
 /// starts with.
-pub(crate) fn capture(model: &Model, fingerprint: u64, frame: u32) -> Checkpoint {
+pub(crate) fn capture(model: &Model, fingerprint: u64, frame: u32, stats_since: u64) -> Checkpoint {
     let p = model.particles();
     Checkpoint {
         fingerprint,
         frame,
         time: model.time(),
         substeps: model.settings().substeps,
+        stats_since,
         positions: p.positions().to_vec(),
         prev_positions: p.prev_positions().to_vec(),
         velocities: p.velocities().to_vec(),
@@ -211,13 +214,26 @@ mod tests {
         let pc2 = [CacheFormat::Pc2];
         // Built twice, the same model has the same fingerprint (nothing in it hashes by address
         // or by a randomly seeded map).
-        assert_eq!(fingerprint(&a, &pc2, KernelPath::Simd), fingerprint(&b, &pc2, KernelPath::Simd));
-        assert_ne!(fingerprint(&a, &pc2, KernelPath::Simd), fingerprint(&a, &pc2, KernelPath::Scalar));
+        assert_eq!(
+            fingerprint(&a, &pc2, KernelPath::Simd, StatsLevel::Light),
+            fingerprint(&b, &pc2, KernelPath::Simd, StatsLevel::Light)
+        );
         assert_ne!(
-            fingerprint(&a, &pc2, KernelPath::Simd),
-            fingerprint(&a, &[CacheFormat::Pc2, CacheFormat::Usd], KernelPath::Simd)
+            fingerprint(&a, &pc2, KernelPath::Simd, StatsLevel::Light),
+            fingerprint(&a, &pc2, KernelPath::Scalar, StatsLevel::Light)
+        );
+        assert_ne!(
+            fingerprint(&a, &pc2, KernelPath::Simd, StatsLevel::Light),
+            fingerprint(&a, &[CacheFormat::Pc2, CacheFormat::Usd], KernelPath::Simd, StatsLevel::Light)
+        );
+        assert_ne!(
+            fingerprint(&a, &pc2, KernelPath::Simd, StatsLevel::Light),
+            fingerprint(&a, &pc2, KernelPath::Simd, StatsLevel::Full)
         );
         let c = grid(7);
-        assert_ne!(fingerprint(&a, &pc2, KernelPath::Simd), fingerprint(&c, &pc2, KernelPath::Simd));
+        assert_ne!(
+            fingerprint(&a, &pc2, KernelPath::Simd, StatsLevel::Light),
+            fingerprint(&c, &pc2, KernelPath::Simd, StatsLevel::Light)
+        );
     }
 }

@@ -7,9 +7,11 @@
 //! per-frame statistics. [`bake_model`] does the same for a model built in code. What a bake did
 //! comes back as data, a [`BakeReport`]; rendering it as text is the caller's business.
 //!
-//! * [`BakeOptions`]: where to, which formats, threads, kernel, limits, checkpoints, resuming;
+//! * [`BakeOptions`]: where to, which formats, threads, kernel, limits, checkpoints, statistics,
+//!   resuming;
 //! * [`checkpointing`]: checkpoints of a bake and resuming from one;
-//! * [`stats`]: the per-frame statistics file, `stats.csv`, and the quality measure behind it;
+//! * [`stats`]: the per-frame statistics file, `stats.csv`, the quality measure behind it, and
+//!   how often it is measured fully;
 //! * [`BakeReport`] and [`FrameStats`]: what a bake did;
 //! * [`BakeError`]: why a bake failed;
 //! * [`Progress`]: being told of every frame done (a progress bar).
@@ -22,8 +24,14 @@
 //! twice the count (at most `max_substeps`); after a frame that ends below a quarter of
 //! `max_strain`, the next starts at half the count (at least `min_substeps`). The choice is a
 //! function of the state and the settings, so a bake stays deterministic, and a checkpoint
-//! records the count the next frame starts with. The residual `|C|` of the constraints is evaluated after the last time step of each frame only (one read-only pass), so
-//! the statistics cost nothing on the other steps.
+//! records the count the next frame starts with.
+//!
+//! After each frame the largest stretch of a stretch edge is measured (one pass over the
+//! edges). The *full measure* (the residual `|C|` of every constraint, a read-only pass after the
+//! frame's last time step; the particles deep in a collider; the intersecting triangle pairs)
+//! costs as much as several time steps, so [`BakeOptions::stats`] says which frames get it
+//! ([`stats::StatsLevel`]: by default the first, the last, and about every
+//! [`stats::LIGHT_SWEEPS`] constraint sweeps).
 //!
 //! # Files written in the output directory
 //!

@@ -7,6 +7,7 @@ use weft_io::CacheFormat;
 use weft_kernels::KernelPath;
 
 use crate::checkpointing::CheckpointPolicy;
+use crate::stats::StatsLevel;
 
 /// How to bake.
 #[derive(Debug, Clone, PartialEq)]
@@ -26,6 +27,8 @@ pub struct BakeOptions {
     pub limits: Limits,
     /// When to write checkpoints (`DIR/weft.checkpoint`; see [`crate::checkpointing`]).
     pub checkpoints: CheckpointPolicy,
+    /// How much is measured after each frame for `stats.csv` ([`StatsLevel`]).
+    pub stats: StatsLevel,
     /// Go on from the checkpoint in the output directory if it belongs to this bake; otherwise
     /// (none, or another bake's) start from frame 0 and say why in [`BakeReport::resume_note`](crate::BakeReport::resume_note).
     pub resume: bool,
@@ -36,7 +39,7 @@ pub struct BakeOptions {
 
 impl BakeOptions {
     /// PC2 into `out_dir`, the thread count the model has work for, the SIMD kernels, default limits,
-    /// checkpoints every 30 s, no resuming.
+    /// checkpoints every 30 s, [`StatsLevel::Light`] statistics, no resuming.
     pub fn new(out_dir: impl Into<PathBuf>) -> Self {
         BakeOptions {
             out_dir: out_dir.into(),
@@ -45,6 +48,7 @@ impl BakeOptions {
             kernel: KernelPath::Simd,
             limits: Limits::default(),
             checkpoints: CheckpointPolicy::default(),
+            stats: StatsLevel::default(),
             resume: false,
             crash_after_checkpoint: None,
         }

@@ -86,18 +86,19 @@ impl Output {
         self.positions.extend(model.particles().positions().iter().map(|p| [p[0], p[1], p[2]]));
     }
 
-    /// Counts the intersecting triangle pairs of the captured positions into `row`, writes the
-    /// row to `stats.csv` and the positions to every cache; returns the row.
+    /// Counts the intersecting triangle pairs of the captured positions into `row` if `count`,
+    /// writes the row to `stats.csv` and the positions to every cache; returns the row.
     pub(crate) fn write_frame(
         &mut self,
         mut row: FrameStats,
+        count: bool,
         cloths: &[ClothInfo],
     ) -> Result<FrameStats, BakeError> {
         let (quality, positions) = (&mut self.quality, &self.positions);
-        row.intersections = match &self.pool {
+        row.intersections = count.then(|| match &self.pool {
             Some(pool) => pool.install(|| quality.intersections(positions)),
             None => quality.intersections(positions),
-        };
+        });
         let path = self.stats.target().to_path_buf();
         self.stats.write(stats_row(&row).as_bytes()).map_err(|source| BakeError::File { path, source })?;
         self.write_samples(cloths)?;

@@ -17,11 +17,12 @@ pub struct FrameStats {
     /// count chosen for it (tries stepped again at a higher count not included).
     pub substeps: u32,
     /// Per kind: projections skipped as degenerate, summed over the frame's time steps, and
-    /// `|C|` after its last time step.
+    /// `|C|` after its last time step (`None` when the frame was not measured fully).
     pub step: StepStats,
     /// Intersecting pairs of non-adjacent triangles after the frame, over every cloth
-    /// ([`weft_core::quality::intersecting_pairs`]).
-    pub intersections: u64,
+    /// ([`weft_core::quality::intersecting_pairs`]); `None` when the frame was not measured fully
+    /// ([`StatsLevel`](crate::stats::StatsLevel)).
+    pub intersections: Option<u64>,
     /// The largest stretch of a stretch edge after the frame: `|x_a − x_b|/L − 1`, dimensionless.
     pub max_stretch: f32,
 }

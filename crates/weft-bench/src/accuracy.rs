@@ -85,6 +85,7 @@ fn bake(text: &str, out_dir: &Path) -> anyhow::Result<Outcome> {
         kernel: KernelPath::Simd,
         limits,
         checkpoints: CheckpointPolicy::Never,
+        stats: weft_bake::stats::StatsLevel::default(),
         resume: false,
         crash_after_checkpoint: None,
     };

@@ -22,4 +22,4 @@ pub mod step_and_bake;
 pub mod table;
 
 pub use scenes::{comparison_grid, hanging_grid};
-pub use table::{BenchOptions, run};
+pub use table::{BenchOptions, Section, run};

@@ -72,6 +72,7 @@ fn rows(
                     kernel: KernelPath::Simd,
                     limits: Limits::default(),
                     checkpoints: CheckpointPolicy::Never,
+                    stats: weft_bake::stats::StatsLevel::default(),
                     resume: false,
                     crash_after_checkpoint: None,
                 };

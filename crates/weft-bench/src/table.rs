@@ -58,6 +58,57 @@ use crate::step_and_bake::step_and_bake_rows;
 pub struct BenchOptions {
     /// Small grids and few rounds: a smoke test that finishes in about a second.
     pub quick: bool,
+    /// The sections to measure (every one when empty).
+    pub only: Vec<Section>,
+}
+
+/// A section of the table, to measure on its own (`weft bench --only NAME`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Section {
+    /// Distance constraint projections per second.
+    Distance,
+    /// Bending and tether constraint projections per second.
+    Kinds,
+    /// Whole time steps of hanging cloths.
+    Steps,
+    /// The pile with and without self-collision.
+    SelfCollision,
+    /// A cloth pressed by a mesh ball, an analytic ball, or none.
+    MeshCollider,
+    /// The quality measure after a baked frame.
+    Quality,
+    /// The time steps against the whole bake of the comparison grids.
+    Bake,
+    /// Time to accuracy: fixed substeps against a bake to a tolerance.
+    Accuracy,
+}
+
+impl Section {
+    /// Every section, in the table's order.
+    pub const ALL: [Section; 8] = [
+        Section::Distance,
+        Section::Kinds,
+        Section::Steps,
+        Section::SelfCollision,
+        Section::MeshCollider,
+        Section::Quality,
+        Section::Bake,
+        Section::Accuracy,
+    ];
+
+    /// The section's name on the command line.
+    pub fn name(self) -> &'static str {
+        match self {
+            Section::Distance => "distance",
+            Section::Kinds => "kinds",
+            Section::Steps => "steps",
+            Section::SelfCollision => "self-collision",
+            Section::MeshCollider => "mesh-collider",
+            Section::Quality => "quality",
+            Section::Bake => "bake",
+            Section::Accuracy => "accuracy",
+        }
+    }
 }
 
 /// One measured variant: seconds per sweep in each round.
@@ -460,32 +511,53 @@ pub fn run(options: &BenchOptions) -> anyhow::Result<String> {
         threads,
         weft_kernels::simd_level()
     )?;
-    writeln!(out, "\ndistance constraint projections (projections = constraints × sweeps)")?;
-    for n in sizes {
-        distance_rows(n, rounds, threads, &mut out)?;
+    let wanted = |section: Section| options.only.is_empty() || options.only.contains(&section);
+    if wanted(Section::Distance) {
+        writeln!(out, "\ndistance constraint projections (projections = constraints × sweeps)")?;
+        for n in sizes {
+            distance_rows(n, rounds, threads, &mut out)?;
+        }
     }
-    writeln!(out, "\nbending and tether constraint projections")?;
-    kind_rows(sizes[0], rounds, &mut out)?;
-    writeln!(out, "\nwhole time steps (milliseconds per frame)")?;
-    for n in sizes {
-        frame_rows(n, frame_rounds, threads, &mut out)?;
+    if wanted(Section::Kinds) {
+        writeln!(out, "\nbending and tether constraint projections")?;
+        kind_rows(sizes[0], rounds, &mut out)?;
     }
-    writeln!(out, "\nself-collision (milliseconds per frame)")?;
-    self_collision_rows(options.quick, frame_rounds, threads, &mut out)?;
-    writeln!(out, "\nmesh collider (milliseconds per frame)")?;
-    mesh_collider_rows(sizes[0], frame_rounds, threads, &mut out)?;
-    writeln!(out, "\nquality measure after each baked frame (intersecting triangle pairs, largest stretch)")?;
-    quality_rows(sizes[1], frame_rounds, threads, &mut out)?;
-    writeln!(out, "\nthe time steps against the whole bake (milliseconds per frame)")?;
-    let (grids, frames): (&[u32], u32) = if options.quick { (&[32, 64], 5) } else { (&[64, 128, 256], 30) };
-    step_and_bake_rows(grids, frames, frame_rounds, threads, &mut out)?;
-    writeln!(
-        out,
-        "\ntime to accuracy: a hanging cloth's largest stretch within 2 % from t = 1 s on \
-         (milliseconds per frame of the whole bake, 1 thread; × the fixed 8 × 4)"
-    )?;
-    let (cloths, frames) =
-        if options.quick { (&[QUICK_CLOTH][..], 31) } else { (&[DEMO_FLAG, FINE_CLOTH][..], 60) };
-    time_to_accuracy_rows(cloths, frames, &mut out)?;
+    if wanted(Section::Steps) {
+        writeln!(out, "\nwhole time steps (milliseconds per frame)")?;
+        for n in sizes {
+            frame_rows(n, frame_rounds, threads, &mut out)?;
+        }
+    }
+    if wanted(Section::SelfCollision) {
+        writeln!(out, "\nself-collision (milliseconds per frame)")?;
+        self_collision_rows(options.quick, frame_rounds, threads, &mut out)?;
+    }
+    if wanted(Section::MeshCollider) {
+        writeln!(out, "\nmesh collider (milliseconds per frame)")?;
+        mesh_collider_rows(sizes[0], frame_rounds, threads, &mut out)?;
+    }
+    if wanted(Section::Quality) {
+        writeln!(
+            out,
+            "\nquality measure after each baked frame (intersecting triangle pairs, largest stretch)"
+        )?;
+        quality_rows(sizes[1], frame_rounds, threads, &mut out)?;
+    }
+    if wanted(Section::Bake) {
+        writeln!(out, "\nthe time steps against the whole bake (milliseconds per frame)")?;
+        let (grids, frames): (&[u32], u32) =
+            if options.quick { (&[32, 64], 5) } else { (&[64, 128, 256], 30) };
+        step_and_bake_rows(grids, frames, frame_rounds, threads, &mut out)?;
+    }
+    if wanted(Section::Accuracy) {
+        writeln!(
+            out,
+            "\ntime to accuracy: a hanging cloth's largest stretch within 2 % from t = 1 s on \
+             (milliseconds per frame of the whole bake, 1 thread; × the fixed 8 × 4)"
+        )?;
+        let (cloths, frames) =
+            if options.quick { (&[QUICK_CLOTH][..], 31) } else { (&[DEMO_FLAG, FINE_CLOTH][..], 60) };
+        time_to_accuracy_rows(cloths, frames, &mut out)?;
+    }
     Ok(out)
 }

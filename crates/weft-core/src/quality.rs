@@ -467,17 +467,30 @@ pub fn intersecting_pairs(positions: &[[f32; 3]], triangles: &[[u32; 3]]) -> u64
 /// edge is longer than at rest (module docs). Edges with an index out of range, a rest length
 /// `≤ 0` or a non-finite length are left out.
 pub fn max_stretch(positions: &[[f32; 3]], edges: &[[u32; 2]], rest: &[f32]) -> f32 {
-    let mut most = 0.0f32;
-    for (&[a, b], &l) in edges.iter().zip(rest) {
-        let (Some(pa), Some(pb)) = (positions.get(a as usize), positions.get(b as usize)) else { continue };
-        let d = [pa[0] - pb[0], pa[1] - pb[1], pa[2] - pb[2]];
-        let s = (d[0] * d[0] + d[1] * d[1] + d[2] * d[2]).sqrt() / l - 1.0;
-        if l > 0.0 && s.is_finite() {
-            most = most.max(s);
-        }
-    }
-    most
+    // In parallel chunks on the current rayon pool; a maximum, so the same for any pool.
+    let n = edges.len().min(rest.len());
+    edges[..n]
+        .par_chunks(STRETCH_CHUNK)
+        .zip(rest[..n].par_chunks(STRETCH_CHUNK))
+        .map(|(edges, rest)| {
+            let mut most = 0.0f32;
+            for (&[a, b], &l) in edges.iter().zip(rest) {
+                let (Some(pa), Some(pb)) = (positions.get(a as usize), positions.get(b as usize)) else {
+                    continue;
+                };
+                let d = [pa[0] - pb[0], pa[1] - pb[1], pa[2] - pb[2]];
+                let s = (d[0] * d[0] + d[1] * d[1] + d[2] * d[2]).sqrt() / l - 1.0;
+                if l > 0.0 && s.is_finite() {
+                    most = most.max(s);
+                }
+            }
+            most
+        })
+        .reduce(|| 0.0, f32::max)
 }
+
+/// Edges per parallel task of [`max_stretch`].
+const STRETCH_CHUNK: usize = 16384;
 
 #[cfg(test)]
 mod tests {

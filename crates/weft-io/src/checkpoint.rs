@@ -5,7 +5,8 @@
 //! a checkpoint it flushes and syncs them, then records here, atomically (written to
 //! `weft.checkpoint.partial`, synced, renamed): how many frames are done, the simulated time, the
 //! whole particle state (positions with inverse masses, previous positions and velocities, as
-//! the kernels store them), where each cache writer stands ([`CacheMark`]), and how long the
+//! the kernels store them), how many sweeps ago the statistics were last measured fully, where
+//! each cache writer stands ([`CacheMark`]), and how long the
 //! statistics file is. `λ` is not recorded: XPBD resets it at the start of every time step. A
 //! bake resumed from it reopens the temporary files, cuts them back to the recorded lengths, puts
 //! the state back, and goes on: the same bytes as a bake that never stopped.
@@ -14,10 +15,11 @@
 //! formats, the kernel and the weft build): the caller computes it and refuses a checkpoint whose
 //! fingerprint differs.
 //!
-//! # Format (version 2, little-endian)
+//! # Format (version 3, little-endian)
 //!
 //! ```text
-//! magic "WEFTCKPT"   version u32 = 2   fingerprint u64   frame u32   time f64   substeps u32
+//! magic "WEFTCKPT"   version u32 = 3   fingerprint u64   frame u32   time f64   substeps u32
+//! stats since u64
 //! n u64   positions n × 4 f32   previous positions n × 4 f32   velocities n × 4 f32
 //! caches u32   per cache: samples u32, bytes u64, state length u64, state bytes
 //! stats bytes u64
@@ -41,8 +43,9 @@ pub const CHECKPOINT_FILE: &str = "weft.checkpoint";
 
 /// First bytes of a checkpoint file.
 const MAGIC: &[u8; 8] = b"WEFTCKPT";
-/// Format version (2: the substep count of the next frame after the time).
-const VERSION: u32 = 2;
+/// Format version (2: the substep count of the next frame after the time; 3: the sweeps since
+/// the last fully measured frame after it).
+const VERSION: u32 = 3;
 /// Largest checkpoint read, in bytes (a model within the default limits is far below it).
 pub const MAX_CHECKPOINT_BYTES: u64 = 16 << 30;
 
@@ -58,6 +61,9 @@ pub struct Checkpoint {
     /// Time steps the next frame starts with (`≥ 1`; in a bake to a strain tolerance, the count
     /// the previous frame chose for it).
     pub substeps: u32,
+    /// Constraint sweeps (time steps × iterations) stepped since the last frame whose statistics
+    /// were measured fully: when the next one is due.
+    pub stats_since: u64,
     /// `[x, y, z, w]`: positions in m and inverse masses in 1/kg.
     pub positions: Vec<[f32; 4]>,
     /// `[x, y, z, 0]`: positions at the start of the last time step, in m.
@@ -127,6 +133,7 @@ pub fn encode(c: &Checkpoint) -> Vec<u8> {
     b.extend_from_slice(&c.frame.to_le_bytes());
     b.extend_from_slice(&c.time.to_le_bytes());
     b.extend_from_slice(&c.substeps.to_le_bytes());
+    b.extend_from_slice(&c.stats_since.to_le_bytes());
     b.extend_from_slice(&(n as u64).to_le_bytes());
     for records in [&c.positions, &c.prev_positions, &c.velocities] {
         debug_assert_eq!(records.len(), n, "one record of each kind per particle");
@@ -257,6 +264,7 @@ pub fn decode(bytes: &[u8]) -> Result<Checkpoint, CheckpointError> {
     if substeps == 0 {
         return Err(format("the substep count is 0".into()));
     }
+    let stats_since = r.u64("the sweeps since the last full statistics")?;
     let n = r.count(48, "the particle count")?;
     let positions = r.records(n, "the positions")?;
     let prev_positions = r.records(n, "the previous positions")?;
@@ -290,6 +298,7 @@ pub fn decode(bytes: &[u8]) -> Result<Checkpoint, CheckpointError> {
         frame,
         time,
         substeps,
+        stats_since,
         positions,
         prev_positions,
         velocities,
@@ -308,6 +317,7 @@ mod tests {
             frame: 7,
             time: 0.7,
             substeps: 16,
+            stats_since: 45,
             positions: vec![[1.0, 2.0, 3.0, 0.5], [4.0, 5.0, 6.0, 0.0]],
             prev_positions: vec![[1.0, 2.0, 2.9, 0.0], [4.0, 5.0, 6.0, 0.0]],
             velocities: vec![[0.0, 0.0, 1.0, 0.0], [0.0; 4]],
@@ -346,7 +356,7 @@ mod tests {
         // A valid checksum over a body whose particle count claims 2^60 particles.
         let mut body = encode(&Checkpoint { substeps: 1, ..Checkpoint::default() });
         body.truncate(body.len() - 8);
-        let n_at = MAGIC.len() + 4 + 8 + 4 + 8 + 4;
+        let n_at = MAGIC.len() + 4 + 8 + 4 + 8 + 4 + 8;
         body[n_at..n_at + 8].copy_from_slice(&(1u64 << 60).to_le_bytes());
         let mut h = Fnv64::default();
         h.write(&body);
