@@ -7,7 +7,10 @@
 //! 1. **blocks**, one work item per block; inside a block its colours one after another on one
 //!    thread (the block's particles stay in that core's cache);
 //! 2. **boundary colours**, one phase each; each colour cut into work items of
-//!    [`CHUNK_BATCHES`] batches;
+//!    [`CHUNK_BATCHES`] batches; consecutive colours of at most one chunk each run one after
+//!    another in one work item of one phase (the same order, without barriers between them at
+//!    which the team's other threads would only wait: on a 128² grid, 8 of bending's boundary
+//!    colours);
 //! 3. **the serial list**, one work item, lane by lane.
 //!
 //! The cut into work items depends only on the plan, never on the thread count, and the items of
@@ -207,6 +210,29 @@ enum Stage<'p> {
     Blocks(&'p [Block]),
     /// Stage 2: one boundary colour, one work item per chunk.
     Colour(Range<usize>),
+    /// Stage 2: consecutive boundary colours of one chunk each, one after another in one work
+    /// item: the order the colours would run in as phases of their own, without a barrier
+    /// between them that the team's other threads would only wait at.
+    Small(&'p [Range<usize>]),
+}
+
+impl<'p> Stage<'p> {
+    /// The boundary colours as stages: each colour of more than one chunk a stage of its own,
+    /// each run of consecutive one-chunk colours one [`Stage::Small`].
+    fn colours(colours: &'p [Range<usize>]) -> impl Iterator<Item = Stage<'p>> + 'p {
+        let small = |c: &Range<usize>| c.len() <= CHUNK_BATCHES;
+        let mut at = 0;
+        std::iter::from_fn(move || {
+            let first = colours.get(at)?;
+            if !small(first) {
+                at += 1;
+                return Some(Stage::Colour(first.clone()));
+            }
+            let run = colours[at..].iter().take_while(|c| small(c)).count();
+            at += run;
+            Some(Stage::Small(&colours[at - run..at]))
+        })
+    }
 }
 
 impl Stage<'_> {
@@ -215,19 +241,21 @@ impl Stage<'_> {
         match self {
             Stage::Blocks(blocks) => blocks.len(),
             Stage::Colour(range) => range.len().div_ceil(CHUNK_BATCHES),
+            Stage::Small(colours) => colours.iter().any(|c| !c.is_empty()) as usize,
         }
     }
 
     /// The batch ranges of work item `i`, in the order they run.
     fn item(&self, i: usize) -> impl Iterator<Item = Range<usize>> + '_ {
-        let (block, chunk) = match self {
-            Stage::Blocks(blocks) => (Some(&blocks[i]), None),
+        let (block, chunk, small): (_, _, &[Range<usize>]) = match self {
+            Stage::Blocks(blocks) => (Some(&blocks[i]), None, &[]),
             Stage::Colour(range) => {
                 let start = range.start + i * CHUNK_BATCHES;
-                (None, Some(start..(start + CHUNK_BATCHES).min(range.end)))
+                (None, Some(start..(start + CHUNK_BATCHES).min(range.end)), &[])
             }
+            Stage::Small(colours) => (None, None, colours),
         };
-        block.into_iter().flat_map(|b| b.colours.iter().cloned()).chain(chunk)
+        block.into_iter().flat_map(|b| b.colours.iter().cloned()).chain(chunk).chain(small.iter().cloned())
     }
 }
 
@@ -278,8 +306,7 @@ pub(crate) fn solve_phases<const K: usize, const P: usize>(
         let inputs = KernelInputs { lanes, prev, step };
         degenerate += kind.project(inputs, path, range.start, lambda, &mut access);
     };
-    let stages = std::iter::once(Stage::Blocks(&plan.blocks))
-        .chain(plan.colours.iter().map(|c| Stage::Colour(c.clone())));
+    let stages = std::iter::once(Stage::Blocks(&plan.blocks)).chain(Stage::colours(&plan.colours));
     for stage in stages.filter(|s| s.items() > 0) {
         team.for_each(stage.items(), |phase, i| stage.item(i).for_each(|range| run(phase, range, path)));
     }
