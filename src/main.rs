@@ -90,10 +90,15 @@ struct BenchArgs {
     #[arg(long)]
     quick: bool,
     /// Measure only these sections of the table (comma-separated, or the flag repeated): distance,
-    /// kinds, steps, self-collision, mesh-collider, quality, bake, accuracy
+    /// kinds, steps, self-collision, mesh-collider, quality, bake, accuracy, memory
     #[arg(long, value_name = "SECTION", value_delimiter = ',', value_parser = bench_section)]
     only: Vec<weft::bench::Section>,
 }
+
+/// The heap counted, for the memory rows of `weft bench` (no allocation happens per time step,
+/// so the count costs nothing measurable).
+#[global_allocator]
+static HEAP: weft::bench::memory::Counting = weft::bench::memory::Counting;
 
 /// A `weft bench --only` section by its name.
 fn bench_section(name: &str) -> Result<weft::bench::Section, String> {

@@ -4,47 +4,13 @@
 //! distance constraints per kind, those left out because both their particles are pinned, the
 //! colours of the parallel solve and their sizes, the constraints solved serially, the SIMD batches
 //! and how full their lanes are, the work of a whole bake, and the approximate memory of the model
-//! ([`model_bytes`]).
+//! and of a bake at its peak ([`weft_bake::memory`]).
 
 use std::fmt::Write as _;
-use std::mem::size_of;
 
+use weft_bake::memory::{model_bytes, peak_bytes};
 use weft_core::Model;
-use weft_core::batches::Batches;
-use weft_core::lanes::{LANES, Lanes};
-use weft_core::particles::RECORD;
-
-/// Approximate bytes a batched constraint set holds: per batch, its particle and parameter lanes
-/// (an all-zero parameter column is not stored), tags, `λ`, and the plan (constraint index per lane,
-/// active lanes, write mask).
-fn set_bytes<const K: usize, const P: usize>(set: &Batches<K, P>) -> u64 {
-    let columns = (0..P).filter(|&c| set.has_param(c)).count();
-    let per_batch = (K + 1) * size_of::<Lanes<u32>>()
-        + (columns + 1) * size_of::<Lanes<f32>>()
-        + size_of::<Lanes<u8>>()
-        + size_of::<u8>()
-        + size_of::<u32>();
-    set.plan().len() as u64 * per_batch as u64
-}
-
-/// Approximate bytes the model holds in memory: the particle arrays, the lane-packed constraint
-/// sets with their batch plans, the volume and aerodynamic triangles, and the cloths' triangles
-/// (the same arrays a bake steps).
-pub fn model_bytes(model: &Model) -> u64 {
-    let particles = model.particles().len() as u64;
-    // positions, previous positions, velocities: one 16-byte record each; inverse masses.
-    let per_particle = (3 * RECORD * size_of::<f32>() + size_of::<f32>()) as u64;
-    let triangle = size_of::<[u32; 3]>() as u64;
-    let cloth_triangles: u64 = model.cloths().iter().map(|c| c.triangles.len() as u64).sum();
-    let volume_triangles: u64 = model.volumes().iter().map(|v| v.triangles.len() as u64).sum();
-    let aero_triangles = model.aero().triangles.len() as u64;
-    particles * per_particle
-        + set_bytes(model.distance())
-        + set_bytes(model.bending())
-        + set_bytes(model.tethers())
-        + (cloth_triangles + volume_triangles) * triangle
-        + aero_triangles * (triangle + size_of::<[f32; 2]>() as u64)
-}
+use weft_core::lanes::LANES;
 
 /// A byte count for people: `512 B`, `1.5 KiB`, `3.2 MiB`, `1.1 GiB`.
 pub fn human_bytes(bytes: u64) -> String {
@@ -198,7 +164,15 @@ pub fn describe(model: &Model) -> String {
     let projections = (batched + report.volumes) as u128 * settings.iterations as u128 * steps as u128;
     let at_least = if settings.tolerance.is_some() { "at least " } else { "" };
     let _ = writeln!(s, "work:           {at_least}{steps} time steps, {projections} constraint projections");
-    let _ = writeln!(s, "memory:         about {} for the model", human_bytes(model_bytes(model)));
+    // One PC2 cache per cloth, as `weft bake` writes by default.
+    let peak = peak_bytes(model, model.cloths().len());
+    let _ = writeln!(
+        s,
+        "memory:         about {} for the model, {} at the peak of a bake to PC2 ({} bytes per particle)",
+        human_bytes(model_bytes(model)),
+        human_bytes(peak),
+        peak / (model.particles().len() as u64).max(1)
+    );
     s
 }
 

@@ -93,6 +93,7 @@
 mod bake;
 pub mod checkpointing;
 mod error;
+pub mod memory;
 mod options;
 mod output;
 mod progress;

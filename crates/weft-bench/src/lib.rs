@@ -10,12 +10,15 @@
 //! * [`scenes`]: the hanging grid cloths the figures are measured on ([`hanging_grid`]) and the
 //!   comparison grid ([`comparison_grid`]);
 //! * [`step_and_bake`]: the time steps against the whole bake of the same frames;
+//! * [`memory`]: the heap a bake takes, counted by a global allocator ([`memory::Counting`]),
+//!   against the estimate `weft validate` prints;
 //! * [`accuracy`]: the time to accuracy of a hanging cloth, fixed substeps against a bake to a
 //!   tolerance;
 //! * [`pile`]: the folded cloth pile of `examples/pile.toml`, built in code (the self-collision
 //!   row; also the OBJ of the example and the tests' pile).
 
 pub mod accuracy;
+pub mod memory;
 pub mod pile;
 pub mod scenes;
 pub mod step_and_bake;

@@ -49,6 +49,7 @@ use weft_kernels::tether::Tether;
 use weft_kernels::{KernelPath, StepOptions, Stepper};
 
 use crate::accuracy::{DEMO_FLAG, FINE_CLOTH, QUICK_CLOTH, time_to_accuracy_rows};
+use crate::memory::memory_rows;
 use crate::pile::{PileShape, pile_cloth};
 use crate::scenes::{ITERATIONS, SUBSTEPS, hanging_builder, hanging_cloth, hanging_grid};
 use crate::step_and_bake::step_and_bake_rows;
@@ -81,11 +82,13 @@ pub enum Section {
     Bake,
     /// Time to accuracy: fixed substeps against a bake to a tolerance.
     Accuracy,
+    /// The peak heap of a bake per particle, against the estimate.
+    Memory,
 }
 
 impl Section {
     /// Every section, in the table's order.
-    pub const ALL: [Section; 8] = [
+    pub const ALL: [Section; 9] = [
         Section::Distance,
         Section::Kinds,
         Section::Steps,
@@ -94,6 +97,7 @@ impl Section {
         Section::Quality,
         Section::Bake,
         Section::Accuracy,
+        Section::Memory,
     ];
 
     /// The section's name on the command line.
@@ -107,6 +111,7 @@ impl Section {
             Section::Quality => "quality",
             Section::Bake => "bake",
             Section::Accuracy => "accuracy",
+            Section::Memory => "memory",
         }
     }
 }
@@ -558,6 +563,11 @@ pub fn run(options: &BenchOptions) -> anyhow::Result<String> {
         let (cloths, frames) =
             if options.quick { (&[QUICK_CLOTH][..], 31) } else { (&[DEMO_FLAG, FINE_CLOTH][..], 60) };
         time_to_accuracy_rows(cloths, frames, &mut out)?;
+    }
+    if wanted(Section::Memory) {
+        writeln!(out, "\npeak heap of a bake (counted by the allocator)")?;
+        let grids: &[u32] = if options.quick { &[32, 64] } else { &[64, 128, 256] };
+        memory_rows(grids, &weft_bake::memory::peak_bytes, &mut out)?;
     }
     Ok(out)
 }

@@ -31,4 +31,4 @@ pub use cache::{CacheFormat, CacheMark, CacheSpec, CacheWriter, UnknownFormat, c
 pub use obj::{ObjError, ObjMesh, ObjProblem, ObjectSelection, parse_obj, read_obj};
 pub use pc2::{Pc2, Pc2Error, parse_pc2, read_pc2};
 pub use scene::{MAX_SCENE_BYTES, Scene, SceneError, SceneRule, SourcePos, load_scene, parse_scene};
-pub use staged::StagedFile;
+pub use staged::{StagedFile, WRITE_BUFFER};

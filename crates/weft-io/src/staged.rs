@@ -15,8 +15,8 @@ use std::path::{Path, PathBuf};
 /// Suffix of a file being written.
 pub(crate) const PARTIAL_SUFFIX: &str = ".partial";
 
-/// Buffer size for cache writers, in bytes.
-const BUFFER: usize = 1 << 20;
+/// Write buffer of every staged file (each cache and `stats.csv`), in bytes.
+pub const WRITE_BUFFER: usize = 1 << 20;
 
 /// A set of files being written under temporary names.
 #[derive(Debug, Default)]
@@ -45,7 +45,7 @@ impl Staged {
         let temp = partial_path(&target);
         let file = File::create(&temp).map_err(|e| with_path(e, &temp))?;
         self.files.push((temp, target));
-        Ok(BufWriter::with_capacity(BUFFER, file))
+        Ok(BufWriter::with_capacity(WRITE_BUFFER, file))
     }
 
     /// Reopens the temporary file of `target` left by an earlier run (see `crate::checkpoint`),
@@ -55,7 +55,7 @@ impl Staged {
         let temp = partial_path(&target);
         let file = reopen_partial(&temp, len)?;
         self.files.push((temp, target));
-        Ok(BufWriter::with_capacity(BUFFER, file))
+        Ok(BufWriter::with_capacity(WRITE_BUFFER, file))
     }
 
     /// Takes over the complete temporary file of `target` left by an earlier run, to be renamed
