@@ -551,7 +551,7 @@ pub fn run(options: &BenchOptions) -> anyhow::Result<String> {
     if wanted(Section::Bake) {
         writeln!(out, "\nthe time steps against the whole bake (milliseconds per frame)")?;
         let (grids, frames): (&[u32], u32) =
-            if options.quick { (&[32, 64], 5) } else { (&[64, 128, 256], 30) };
+            if options.quick { (&[32, 64], 5) } else { (&[64, 128, 256], 120) };
         step_and_bake_rows(grids, frames, frame_rounds, threads, &mut out)?;
     }
     if wanted(Section::Accuracy) {
