@@ -50,8 +50,9 @@ pub struct SelfCollisionDesc {
 /// The self-collision data of a whole model: per particle thickness and friction (`0` thickness:
 /// not taking part), the particles taking part, and each particle's excluded partners.
 ///
-/// Equality compares the data, not the [`SelfCollision::key`].
-#[derive(Debug, Clone, Default)]
+/// Equality and the `Debug` form cover the data, not the [`SelfCollision::key`] (which differs
+/// between two builds of the same scene: a bake's fingerprint hashes the `Debug` form).
+#[derive(Clone, Default)]
 pub struct SelfCollision {
     thickness: Vec<f32>,
     friction: Vec<f32>,
@@ -85,6 +86,30 @@ impl PartialEq for SelfCollision {
             && *excluded == other.excluded
             && *max_thickness == other.max_thickness
             && *min_thickness == other.min_thickness
+    }
+}
+
+impl std::fmt::Debug for SelfCollision {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let SelfCollision {
+            thickness,
+            friction,
+            members,
+            excluded_start,
+            excluded,
+            max_thickness,
+            min_thickness,
+            key: _,
+        } = self;
+        f.debug_struct("SelfCollision")
+            .field("thickness", thickness)
+            .field("friction", friction)
+            .field("members", members)
+            .field("excluded_start", excluded_start)
+            .field("excluded", excluded)
+            .field("max_thickness", max_thickness)
+            .field("min_thickness", min_thickness)
+            .finish_non_exhaustive()
     }
 }
 
@@ -293,6 +318,13 @@ mod tests {
         assert!(before.key() == key && before != s);
         let copy = s.clone();
         assert!(copy.key() == s.key() && copy == s, "a clone keeps the key");
+        // Built twice, the same data has other keys but the same `Debug` form.
+        let mut again = SelfCollision::default();
+        again.commit(again.prepare(&[[0.0; 3]; 2], None, 100, err).unwrap());
+        again.commit(again.prepare(&row, Some(&desc), 100, err).unwrap());
+        again.commit(again.prepare(&row, Some(&thin), 100, err).unwrap());
+        assert!(again.key() != s.key() && again == s);
+        assert_eq!(format!("{again:?}"), format!("{s:?}"));
     }
 
     #[test]

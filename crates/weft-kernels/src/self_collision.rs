@@ -1,17 +1,46 @@
 //! Self-collision (see `weft_core::self_collision`): particle–particle contacts with a thickness
-//! and friction, found through a spatial hash grid rebuilt each time step, projected by Jacobi
-//! iterations so that the result does not depend on the thread count.
+//! and friction, projected by Jacobi iterations so that the result does not depend on the thread
+//! count.
 //!
-//! **Search** (once per time step, after the prediction; three team phases):
+//! **Neighbours.** A time step's neighbours of a free particle `i` are the taking-part particles
+//! `j ≠ i` closer than `SEARCH_SCALE × d_ij` at the step's predicted positions and not excluded
+//! at rest, ascending; the step's projections act on those closer than `d_ij`. A search in every
+//! step would find them; the solver keeps three levels of supersets instead, each used only
+//! while the motion guarantees that it yields exactly the contacts of that search, so the bits
+//! do not depend on when the lists were made (a unit test steps falling sheets both ways and
+//! compares every bit of every step; the reference solver searches every step):
 //!
-//! 1. every taking-part particle gets the bucket of its grid cell (cell size
-//!    `SEARCH_SCALE × d_max`, bucket = a hash of the cell's integer coordinates modulo a
-//!    power-of-two table of at least twice the particle count), in parallel chunks;
-//! 2. the particles are counting-sorted by bucket, ascending index within a bucket (one item:
-//!    `O(n)`), giving sorted cell lists;
-//! 3. each particle's neighbour list, in parallel chunks: every particle of the 27 cells around
-//!    its own that is within `SEARCH_SCALE × d_ij`, not excluded at rest, not pinned together
-//!    with it; sorted ascending.
+//! 1. **Lists, built with a search** (Verlet lists): each free particle's partners closer than
+//!    [`LIST_SCALE`]` × d_ij` (about `2·d_ij`). Three team phases: every taking-part particle gets
+//!    the bucket of its grid cell (cell size `LIST_SCALE × d_max`, bucket = a hash of the cell's
+//!    integer coordinates modulo a power-of-two table of at least twice the particle count), in
+//!    parallel chunks; the particles are counting-sorted by bucket, ascending index within a
+//!    bucket (one item, `O(n)`): this order numbers the *slots*, which the later phases work
+//!    through in chunks, so that a chunk's particles lie close together; each slot's list, in
+//!    parallel chunks: every particle of the 27 cells around its own (the cells' particles
+//!    gathered once per cell) within `LIST_SCALE × d_ij`, ascending, less the pairs excluded at
+//!    rest. The lists are **kept** from step to step while every taking-part particle is within
+//!    [`REUSE_MARGIN`]` × d_min` m of where they were built, less a translation common to all (the
+//!    middle of the last step's spread of displacements; a translation changes no distance), and
+//!    keeps its pinned or free state: two particles are then at most `2·REUSE_MARGIN × d_ij`
+//!    closer than at the build, so every pair now closer than `SEARCH_SCALE × d_ij` is in the
+//!    lists. The check is one parallel pass after each prediction; its outcome is an OR over the
+//!    chunks, the same for any thread count. The lists are built again when the check fails, in
+//!    a stepper's first step, and when the stepper is given other self-collision data
+//!    ([`SelfCollision::key`]).
+//! 2. **Hot pairs**: the entries of the lists closer than [`HOT_SCALE`]` × d_ij` (`1.1·d_ij`) where
+//!    they are picked, one pass over the lists (after each build, and at a step's prediction once
+//!    some particle has moved more than [`REPICK_MARGIN`]` × d_min` since the last pick).
+//! 3. **A projection** tests only the hot pairs while every particle is within [`HOT_MARGIN`]`×
+//!    d_min` of where they were picked and within [`SWEEP_MARGIN`]` × d_min` of its prediction
+//!    (checked in the projection's first phase, an OR over the chunks): every pair then closer
+//!    than `d_ij` is a hot pair, and a neighbour of the step. Otherwise the projection is done
+//!    again with the step's neighbours (the entries of the lists closer than `SEARCH_SCALE ×
+//!    d_ij` at the predicted positions), and so are the step's later projections.
+//!
+//! The margins are a fraction of the smallest thickness `d_min` less `1/1000`, which covers the
+//! `f32` rounding of the squared distances (relative, since the difference of two `f32`
+//! coordinates is rounded relative to itself).
 //!
 //! **Projection** (after the other constraint kinds in every iteration; two team phases): for
 //! each free particle `i` and each neighbour `j` (ascending) with `|x_i − x_j| < d_ij`:
@@ -28,8 +57,13 @@
 //! corrections are computed from the positions before the phase and applied in a second phase,
 //! so the outcome is the same for any thread count. A pair closer than
 //! [`MIN_LENGTH`] has no normal: it is skipped and counted as
-//! degenerate. The body is scalar (a contact list per particle does not fill SIMD lanes without a
-//! gather per neighbour), so both kernel paths run it and give the same bits.
+//! degenerate.
+//!
+//! The distance tests (of a build's candidates, of a pick, of a projection's pairs) and the
+//! contacts run eight pairs at a time on `f32x8` lanes, with the `f32` operations of the scalar
+//! test and of [`particle_correction`] (the scalar body) in the same order, so every lane has
+//! the scalar bits; both kernel paths run them. A particle's contacts are summed in ascending
+//! partner order.
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
@@ -42,9 +76,10 @@ use crate::records::{Record, gather8};
 use crate::shared::SharedSlice;
 use crate::team::{self, Team};
 
-/// How far a taking-part particle may move from where its neighbour lists were built before
-/// they are built again, in units of the smallest thickness `d_min` of the model (so
-/// `REUSE_MARGIN × d_min` m): half the search margin, `(SEARCH_SCALE − 1)/2`.
+/// How far a taking-part particle may move from where the neighbour lists were built, less a
+/// translation common to all, before they are built again, in units of the smallest thickness
+/// `d_min` of the model (so `REUSE_MARGIN × d_min` m): half the search margin,
+/// `(SEARCH_SCALE − 1)/2`.
 pub const REUSE_MARGIN: f32 = (SEARCH_SCALE - 1.0) / 2.0;
 
 /// The built lists hold the pairs closer than `LIST_SCALE × d_ij` (dimensionless): the search
@@ -181,6 +216,12 @@ pub(crate) struct Scratch {
     built: Vec<Record>,
     /// Each slot's position when the hot pairs were picked.
     picked: Vec<Record>,
+    /// Per chunk, the smallest and the largest displacement since the build along each axis
+    /// (`[min x, min y, min z, max x, max y, max z]`, m) at the last step's prediction.
+    spread: Vec<[f32; 6]>,
+    /// The translation this step's check takes off every displacement (m): the middle of the
+    /// last step's spread.
+    shift: [f32; 3],
     /// Each particle's position at this step's prediction (members only).
     predicted: Vec<Record>,
     /// Each slot's correction in a projection.
@@ -231,6 +272,7 @@ impl Scratch {
                 lists: vec![ChunkLists::default(); m.div_ceil(MEMBER_CHUNK)],
                 built: vec![[0.0; 4]; m],
                 picked: vec![[0.0; 4]; m],
+                spread: vec![[0.0; 6]; m.div_ceil(MEMBER_CHUNK)],
                 predicted: vec![[0.0; 4]; n],
                 delta: vec![[0.0; 4]; m],
                 builds: AtomicU64::new(self.builds.load(Ordering::Relaxed)),
@@ -245,6 +287,14 @@ impl Scratch {
             self.valid = false;
         }
         self.must_build = !self.valid || self.fresh_every_step;
+        // The middle of the displacements at the last prediction (zero after a build).
+        let (lo, hi) = self.spread.iter().fold(([f32::MAX; 3], [f32::MIN; 3]), |(lo, hi), s| {
+            (std::array::from_fn(|k| lo[k].min(s[k])), std::array::from_fn(|k| hi[k].max(s[k + 3])))
+        });
+        self.shift = std::array::from_fn(|k| 0.5 * lo[k] + 0.5 * hi[k]);
+        if !self.shift.iter().all(|t| t.is_finite()) {
+            self.shift = [0.0; 3];
+        }
         // Complete again once the step returns (`Scratch::finish`).
         self.valid = false;
         *self.moved.get_mut() = false;
@@ -283,6 +333,8 @@ impl Scratch {
             lists: SharedSlice::new(&mut self.lists),
             built: SharedSlice::new(&mut self.built),
             picked: SharedSlice::new(&mut self.picked),
+            spread: SharedSlice::new(&mut self.spread),
+            shift: self.shift,
             predicted: SharedSlice::new(&mut self.predicted),
             delta: SharedSlice::new(&mut self.delta),
             must_build: self.must_build,
@@ -309,6 +361,8 @@ pub(crate) struct SharedScratch<'a> {
     lists: SharedSlice<'a, ChunkLists>,
     built: SharedSlice<'a, Record>,
     picked: SharedSlice<'a, Record>,
+    spread: SharedSlice<'a, [f32; 6]>,
+    shift: [f32; 3],
     predicted: SharedSlice<'a, Record>,
     delta: SharedSlice<'a, Record>,
     must_build: bool,
@@ -433,17 +487,33 @@ pub(crate) fn search_phases(
         team.for_each(chunks, |phase, c| {
             let range = chunk(c, m);
             // SAFETY: in this phase nothing writes the positions, the sorted particles, or the
-            // built and picked positions; chunk `c`'s slots' predicted positions are written only
-            // by the work item that claimed `c` (a slot's particle belongs to one slot).
-            let (x, sorted, built, picked) = unsafe {
-                (records.read(phase), s.sorted.read(phase), s.built.read(phase), s.picked.read(phase))
+            // built and picked positions; chunk `c`'s spread and its slots' predicted positions
+            // are written only by the work item that claimed `c` (a slot's particle belongs to
+            // one slot).
+            let (x, sorted, built, picked, spread) = unsafe {
+                (
+                    records.read(phase),
+                    s.sorted.read(phase),
+                    s.built.read(phase),
+                    s.picked.read(phase),
+                    &mut s.spread.write(phase, c..c + 1)[0],
+                )
             };
-            let (mut moved, mut stale) = (false, false);
+            let (mut moved, mut stale, t) = (false, false, s.shift);
+            *spread = [f32::MAX, f32::MAX, f32::MAX, f32::MIN, f32::MIN, f32::MIN];
             for ((&i, b), q) in sorted[range.clone()].iter().zip(&built[range.clone()]).zip(&picked[range]) {
                 let p = x[i as usize];
                 // SAFETY: as above.
                 unsafe { s.predicted.store(phase, i, p) };
-                moved |= !within(&p, b, reuse) || (p[3] > 0.0) != (b[3] > 0.0);
+                // The displacement since the build, less the common translation (a NaN
+                // distance is not within).
+                let u = sub(&p, b);
+                for k in 0..3 {
+                    (spread[k], spread[k + 3]) = (spread[k].min(u[k]), spread[k + 3].max(u[k]));
+                }
+                let e = [u[0] - t[0], u[1] - t[1], u[2] - t[2]];
+                moved |=
+                    dot(e, e).partial_cmp(&reuse).is_none_or(|o| o.is_gt()) || (p[3] > 0.0) != (b[3] > 0.0);
                 stale |= !within(&p, q, repick);
             }
             // The flags end set whatever the order the chunks ran in.
@@ -527,10 +597,10 @@ pub(crate) fn search_phases(
     team.for_each(chunks, |phase, c| {
         let range = chunk(c, m);
         // SAFETY: the sort has finished (the previous phase); in this phase nothing writes the
-        // sorted particles or the positions, and chunk `c`'s lists, built and picked positions
-        // and its slots' predicted positions are written only by the work item that claimed `c`
-        // (a slot's particle belongs to one slot).
-        let (start, sorted, sorted_x, x, l, built, picked) = unsafe {
+        // sorted particles or the positions, and chunk `c`'s lists, spread, built and picked
+        // positions and its slots' predicted positions are written only by the work item that
+        // claimed `c` (a slot's particle belongs to one slot).
+        let (start, sorted, sorted_x, x, l, built, picked, spread) = unsafe {
             (
                 s.bucket_start.read(phase),
                 s.sorted.read(phase),
@@ -539,8 +609,10 @@ pub(crate) fn search_phases(
                 &mut s.lists.write(phase, c..c + 1)[0],
                 s.built.write(phase, range.clone()),
                 s.picked.write(phase, range.clone()),
+                &mut s.spread.write(phase, c..c + 1)[0],
             )
         };
+        *spread = [0.0; 6];
         for ((&i, b), q) in sorted[range.clone()].iter().zip(built).zip(picked) {
             let p = x[i as usize];
             (*b, *q) = (p, p);
