@@ -30,7 +30,13 @@ const MOST_SUBSTEPS: u32 = 256;
 /// corners pinned, density 0.2 kg/m², stretch compliance 1e-4 m/N, shear 1e-3 m/N, 30 fps for
 /// `frames` frames, velocity damping 0.5 1/s; `simulation` is spliced into `[simulation]` and
 /// `cloth` into `[[cloth]]`.
-fn scene_text(resolution: [u32; 2], size: [f32; 2], frames: u32, simulation: &str, cloth: &str) -> String {
+pub(crate) fn scene_text(
+    resolution: [u32; 2],
+    size: [f32; 2],
+    frames: u32,
+    simulation: &str,
+    cloth: &str,
+) -> String {
     format!(
         "[simulation]\nfps = 30.0\nframes = {frames}\nvelocity_damping = 0.5\n{simulation}\n\
          [[cloth]]\nname = \"cloth\"\n\

@@ -19,8 +19,9 @@
 //! * **milliseconds per frame** of whole time steps (prediction, iterations, velocity update) on
 //!   hanging 128×128 and 512×512 cloths, on one thread and on all threads, with the parameters.
 //! * **self-collision**: milliseconds per frame of the collapsed cloth pile of
-//!   `examples/pile.toml` (contacts between its layers), on one thread and on all threads, and
-//!   without self-collision on one thread.
+//!   `examples/pile.toml` (contacts between its layers) and of the demo flag swinging at 32
+//!   substeps with `self_collision = true` (few contacts: what finding them costs), on one thread
+//!   and on all threads, and without self-collision on one thread.
 //! * **mesh collider**: milliseconds per frame of a 128×128 hanging cloth pressed by a ball, the
 //!   ball a triangle mesh (an icosphere of 5,120 triangles), an analytic sphere, or absent; on one
 //!   thread and on all threads;
@@ -300,7 +301,7 @@ fn distance_rows(n: u32, rounds: usize, threads: usize, out: &mut String) -> any
     Ok(())
 }
 
-/// Seconds per frame ([`SUBSTEPS`] time steps) of each `(model, pool)` in each of `rounds` rounds,
+/// Seconds per frame (the model's substeps, time steps) of each `(model, pool)` in each of `rounds` rounds,
 /// the runs interleaved within a round, after one warm-up round. Each run keeps one
 /// [`Stepper`] throughout, as a bake does, so its buffers are allocated in the warm-up round.
 fn frame_seconds(runs: &mut [(Model, &ThreadPool)], rounds: usize) -> Vec<Vec<f64>> {
@@ -311,7 +312,7 @@ fn frame_seconds(runs: &mut [(Model, &ThreadPool)], rounds: usize) -> Vec<Vec<f6
             let stepper = &mut steppers[k];
             let start = Instant::now();
             pool.install(|| {
-                for _ in 0..SUBSTEPS {
+                for _ in 0..m.settings().substeps {
                     stepper.step(m);
                 }
             });
@@ -364,8 +365,30 @@ fn settled_pile(shape: &PileShape, self_collision: bool, settle: u32) -> anyhow:
     Ok(model)
 }
 
-/// Runs the self-collision row: the collapsed pile, milliseconds per frame with self-collision on
-/// 1 thread and on all threads, and without self-collision on 1 thread (what it costs).
+/// Substeps per frame of the swinging flag of the self-collision rows.
+const FLAG_SUBSTEPS: u32 = 32;
+
+/// The flag of `weft demo` (`examples/flag.toml`: 48 × 32 particles on 1.6 m × 1.0 m, two
+/// corners pinned, tethered as a bake to a tolerance tethers it) with self-collision (3.5 cm,
+/// about its particle spacing; no friction) or without, at a fixed [`FLAG_SUBSTEPS`] substeps of
+/// one iteration, after it has swung down for `settle` frames of 1/30 s on the current pool.
+fn swinging_flag(self_collision: bool, settle: u32) -> anyhow::Result<Model> {
+    let cloth = if self_collision { "self_collision = true\nself_thickness = 0.035" } else { "" };
+    let text =
+        crate::accuracy::scene_text(DEMO_FLAG.resolution, DEMO_FLAG.size, 90, "max_strain = 0.02", cloth);
+    let scene = weft_io::scene::parse_scene(&text, std::path::Path::new("flag.toml"), &Limits::default())?;
+    let mut model = scene.build_model()?;
+    model.set_substeps(FLAG_SUBSTEPS)?;
+    let mut stepper = Stepper::new(StepOptions::default());
+    for _ in 0..settle * FLAG_SUBSTEPS {
+        stepper.step(&mut model);
+    }
+    Ok(model)
+}
+
+/// Runs the self-collision rows: the collapsed pile and the swinging demo flag, milliseconds per
+/// frame with self-collision on 1 thread and on all threads, and without self-collision on 1
+/// thread (what it costs).
 fn self_collision_rows(quick: bool, rounds: usize, threads: usize, out: &mut String) -> anyhow::Result<()> {
     let shape =
         if quick { PileShape { layers: 3, width: 0.1, ..Default::default() } } else { PileShape::default() };
@@ -384,6 +407,25 @@ fn self_collision_rows(quick: bool, rounds: usize, threads: usize, out: &mut Str
          {ITERATIONS} iterations): {:.2} ms/frame on 1 thread, {:.2} ms/frame on {threads} ({ratio:.2}×); \
          {:.2} ms/frame without self-collision on 1 thread (self-collision on costs {cost:.2}× that, median of per-round ratios)",
         shape.layers,
+        runs[0].0.particles().len(),
+        t1 * 1e3,
+        tn * 1e3,
+        t0 * 1e3,
+    )?;
+    let settle = if quick { 3 } else { 30 };
+    let on = one.install(|| swinging_flag(true, settle))?;
+    let off = one.install(|| swinging_flag(false, settle))?;
+    let mut runs: Vec<(Model, &ThreadPool)> = vec![(on.clone(), &one), (on, &all), (off, &one)];
+    let seconds: [Vec<f64>; 3] = frame_seconds(&mut runs, rounds).try_into().expect("three runs");
+    let ratio = median(seconds[0].iter().zip(&seconds[1]).map(|(a, b)| a / b).collect());
+    let cost = median(seconds[0].iter().zip(&seconds[2]).map(|(a, b)| a / b).collect());
+    let [t1, tn, t0] = seconds.map(median);
+    writeln!(
+        out,
+        "  demo flag swinging after {:.1} s ({} particles; self-collision 3.5 cm, 30 fps, {FLAG_SUBSTEPS} substeps, \
+         1 iteration): {:.2} ms/frame on 1 thread, {:.2} ms/frame on {threads} ({ratio:.2}×); \
+         {:.2} ms/frame without self-collision on 1 thread (self-collision on costs {cost:.2}× that, median of per-round ratios)",
+        settle as f64 / 30.0,
         runs[0].0.particles().len(),
         t1 * 1e3,
         tn * 1e3,

@@ -13,6 +13,7 @@
 //! contacts of each time step and projects them; see there.
 
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use crate::error::{BuildError, Rule, widen};
 use crate::limits::RAISE_HINT;
@@ -48,7 +49,10 @@ pub struct SelfCollisionDesc {
 
 /// The self-collision data of a whole model: per particle thickness and friction (`0` thickness:
 /// not taking part), the particles taking part, and each particle's excluded partners.
-#[derive(Debug, Clone, PartialEq, Default)]
+///
+/// Equality and the `Debug` form cover the data, not the [`SelfCollision::key`] (which differs
+/// between two builds of the same scene: a bake's fingerprint hashes the `Debug` form).
+#[derive(Clone, Default)]
 pub struct SelfCollision {
     thickness: Vec<f32>,
     friction: Vec<f32>,
@@ -58,9 +62,69 @@ pub struct SelfCollision {
     excluded_start: Vec<u32>,
     excluded: Vec<u32>,
     max_thickness: f32,
+    min_thickness: f32,
+    /// See [`SelfCollision::key`].
+    key: u64,
 }
 
+impl PartialEq for SelfCollision {
+    fn eq(&self, other: &Self) -> bool {
+        let SelfCollision {
+            thickness,
+            friction,
+            members,
+            excluded_start,
+            excluded,
+            max_thickness,
+            min_thickness,
+            key: _,
+        } = self;
+        *thickness == other.thickness
+            && *friction == other.friction
+            && *members == other.members
+            && *excluded_start == other.excluded_start
+            && *excluded == other.excluded
+            && *max_thickness == other.max_thickness
+            && *min_thickness == other.min_thickness
+    }
+}
+
+impl std::fmt::Debug for SelfCollision {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let SelfCollision {
+            thickness,
+            friction,
+            members,
+            excluded_start,
+            excluded,
+            max_thickness,
+            min_thickness,
+            key: _,
+        } = self;
+        f.debug_struct("SelfCollision")
+            .field("thickness", thickness)
+            .field("friction", friction)
+            .field("members", members)
+            .field("excluded_start", excluded_start)
+            .field("excluded", excluded)
+            .field("max_thickness", max_thickness)
+            .field("min_thickness", min_thickness)
+            .finish_non_exhaustive()
+    }
+}
+
+/// The last key handed out by [`SelfCollision::commit`].
+static LAST_KEY: AtomicU64 = AtomicU64::new(0);
+
 impl SelfCollision {
+    /// A number that names this data: every change (each cloth appended while a model is built)
+    /// takes a key no other data of this process had, and a clone keeps it, so two values with the
+    /// same key hold the same data. `0` for the empty default. The solver keeps its neighbour
+    /// lists between steps while the key stays the same.
+    pub fn key(&self) -> u64 {
+        self.key
+    }
+
     /// True when no particle takes part.
     pub fn is_empty(&self) -> bool {
         self.members.is_empty()
@@ -84,6 +148,11 @@ impl SelfCollision {
     /// The largest thickness in m (`0` when empty).
     pub fn max_thickness(&self) -> f32 {
         self.max_thickness
+    }
+
+    /// The smallest thickness of a particle taking part in m (`0` when empty).
+    pub fn min_thickness(&self) -> f32 {
+        self.min_thickness
     }
 
     /// Particle `i`'s excluded partners, ascending.
@@ -181,6 +250,7 @@ impl SelfCollision {
     /// Appends a cloth prepared by [`SelfCollision::prepare`] (with nothing appended since).
     pub(crate) fn commit(&mut self, pending: PendingCloth) {
         let PendingCloth { n, desc, starts, lists } = pending;
+        self.key = LAST_KEY.fetch_add(1, Ordering::Relaxed) + 1;
         let offset = self.thickness.len() as u32;
         if self.excluded_start.is_empty() {
             self.excluded_start.push(0);
@@ -196,6 +266,8 @@ impl SelfCollision {
         self.excluded_start.extend(starts);
         self.thickness.extend(std::iter::repeat_n(desc.thickness, n));
         self.friction.extend(std::iter::repeat_n(desc.friction, n));
+        self.min_thickness =
+            if self.members.is_empty() { desc.thickness } else { self.min_thickness.min(desc.thickness) };
         self.members.extend(offset..offset + n as u32);
         self.max_thickness = self.max_thickness.max(desc.thickness);
     }
@@ -236,6 +308,23 @@ mod tests {
         assert_eq!(s.thickness()[..3], [0.0, 0.0, 0.15]);
         assert_eq!(s.max_thickness(), 0.15);
         assert_eq!(s.excluded(7), &[] as &[u32], "past the end: empty, not a panic");
+        let thin = SelfCollisionDesc { thickness: 0.05, friction: 0.0 };
+        let key = s.key();
+        let p = s.prepare(&row, Some(&thin), 100, err).unwrap();
+        let before = s.clone();
+        s.commit(p);
+        assert_eq!((s.min_thickness(), s.max_thickness()), (0.05, 0.15));
+        assert!(s.key() != key && s.key() != 0, "a change takes a new key");
+        assert!(before.key() == key && before != s);
+        let copy = s.clone();
+        assert!(copy.key() == s.key() && copy == s, "a clone keeps the key");
+        // Built twice, the same data has other keys but the same `Debug` form.
+        let mut again = SelfCollision::default();
+        again.commit(again.prepare(&[[0.0; 3]; 2], None, 100, err).unwrap());
+        again.commit(again.prepare(&row, Some(&desc), 100, err).unwrap());
+        again.commit(again.prepare(&row, Some(&thin), 100, err).unwrap());
+        assert!(again.key() != s.key() && again == s);
+        assert_eq!(format!("{again:?}"), format!("{s:?}"));
     }
 
     #[test]

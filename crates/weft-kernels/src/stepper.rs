@@ -123,6 +123,7 @@ impl Stepper {
             let stages = Stages::new(&mut parts, &mut self.scratch, &self.options, &time_step);
             team::run(|team| stages.run(team), Counts::merge)
         };
+        self.scratch.self_collision.finish();
         *parts.time = t1;
         let stats = |degenerate, residual: &dyn Fn() -> Residual| KindStats {
             degenerate,
@@ -143,6 +144,14 @@ impl Stepper {
             held: counts.held,
             dropped_at_build,
         }
+    }
+}
+
+#[cfg(test)]
+impl Stepper {
+    /// The self-collision buffers, for the tests of `crate::self_collision`.
+    pub(crate) fn contacts_mut(&mut self) -> &mut self_collision::Scratch {
+        &mut self.scratch.self_collision
     }
 }
 
@@ -383,7 +392,7 @@ impl<'a> Stages<'a> {
         counts.swept = self.sweep(team); // 3
         self.reset_and_search(team); // 4
         for iteration in 0..self.iterations {
-            self.solve_constraints(team, iteration == 0, &mut counts.degenerate); // 5
+            self.solve_constraints(team, iteration, &mut counts.degenerate); // 5
             self.project_contacts(team, true);
         }
         self.apply_friction(team); // 6
@@ -457,15 +466,23 @@ impl<'a> Stages<'a> {
 
     /// Stage 5: one iteration over every constraint kind, adding this thread's degenerate
     /// projections to `d`.
-    fn solve_constraints(&self, team: &Team<'_>, first: bool, d: &mut Degenerate) {
+    fn solve_constraints(&self, team: &Team<'_>, iteration: u32, d: &mut Degenerate) {
+        let first = iteration == 0;
         let (sets, p, step, path) = (&self.sets, &self.particles, &self.step, self.options.path);
         d.distance += sets.distance.solve(team, p, step, path);
         d.bending += sets.bending.solve(team, p, step, path);
         d.tethers += sets.tethers.solve(team, p, step, path);
         d.volume += volume::solve_phases(team, self.volumes, p.positions, p.displacement, step, first);
         let (sc, contacts) = (self.self_collision, self.contacts);
-        d.self_collision +=
-            self_collision::solve_phases(team, sc, contacts, p.positions, p.displacement, p.prev);
+        d.self_collision += self_collision::solve_phases(
+            team,
+            sc,
+            contacts,
+            p.positions,
+            p.displacement,
+            p.prev,
+            iteration as usize,
+        );
     }
 
     /// One contact projection against every collider, then every mesh collider; the pushes are
