@@ -192,7 +192,7 @@ fn frames(
     let frame_started = Instant::now();
     progress.start(settings.frames, model.settings().substeps);
     // One stepper for the whole bake: its buffers are kept from step to step. The residual is
-    // measured on the last time step of each frame only.
+    // measured on the last time step of a frame measured fully only.
     let quiet = StepOptions { path: options.kernel, residual: false };
     let last = StepOptions { residual: true, ..quiet };
     let mut stepper = Stepper::new(quiet);
