@@ -1164,6 +1164,61 @@ mod tests {
         }
     }
 
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(24))]
+        /// Random clouds swirling, converging and jumping: the kept lists give the bits of a
+        /// search in every step, whatever the motion.
+        #[test]
+        fn kept_lists_give_the_bits_of_a_search_under_random_motion(
+            points in proptest::collection::vec(
+                ([-0.2f32..0.2, -0.2f32..0.2, -0.2f32..0.2], [-1.0f32..1.0, -1.0f32..1.0, -1.0f32..1.0]),
+                20..200,
+            ),
+            thickness in 0.01f32..0.06,
+            friction in 0.0f32..0.6,
+            cube_root_speed in 0.0f32..1.3,
+            spin in -10.0f32..10.0,
+            substeps in 1u32..6,
+        ) {
+            use crate::{StepOptions, Stepper};
+            use weft_core::self_collision::SelfCollisionDesc;
+            // Slow clouds (lists kept for many steps) as often as fast ones (built every step).
+            let speed = cube_root_speed.powi(3);
+            let build = || {
+                let settings = SimSettings {
+                    fps: 60.0,
+                    substeps,
+                    iterations: 2,
+                    gravity: [0.0; 3],
+                    ..SimSettings::default()
+                };
+                let mut b = ModelBuilder::new(settings, Limits::default()).unwrap();
+                // A swirl about the y axis on top of each particle's own velocity.
+                let velocities = points
+                    .iter()
+                    .map(|(p, v)| [speed * v[0] - spin * p[2], speed * v[1], speed * v[2] + spin * p[0]])
+                    .collect();
+                b.add_cloth(&ClothDesc {
+                    name: "c".into(),
+                    positions: points.iter().map(|(p, _)| *p).collect(),
+                    velocities: Some(velocities),
+                    self_collision: Some(SelfCollisionDesc { thickness, friction }),
+                    ..ClothDesc::default()
+                })
+                .unwrap();
+                b.build().unwrap()
+            };
+            let (mut kept, mut fresh) = (build(), build());
+            let (mut a, mut b) = (Stepper::new(StepOptions::default()), Stepper::new(StepOptions::default()));
+            b.contacts_mut().set_fresh_every_step(true);
+            for step in 0..30 {
+                let (sa, sb) = (a.step(&mut kept), b.step(&mut fresh));
+                proptest::prop_assert_eq!(sa, sb, "step {}", step);
+                proptest::prop_assert!(bits(&kept) == bits(&fresh), "step {}", step);
+            }
+        }
+    }
+
     #[test]
     fn a_stepper_moved_to_other_data_builds_its_lists_again() {
         use crate::{StepOptions, Stepper};
