@@ -80,27 +80,36 @@ fn a_resumed_bake_writes_the_same_bytes_as_one_that_never_stopped() {
     crash_and_resume(dir.path(), &scene, &expected);
 }
 
+/// The example with its `max_strain = 0.02` line replaced by `simulation` (written under `dir`),
+/// and the files of a whole bake of it on 2 threads.
+fn whole_bake_with(dir: &Path, simulation: &str) -> (PathBuf, BTreeMap<String, Vec<u8>>) {
+    let scene = scene(dir, |t| {
+        assert!(t.contains("max_strain = 0.02 "), "the example's tolerance changed");
+        t.replacen("max_strain = 0.02 ", &format!("{simulation} #"), 1)
+    });
+    let whole = dir.join("whole");
+    bake_ok(bake_args(&scene, &whole, &["-j", "2"]));
+    (scene, contents(&whole))
+}
+
+/// The cells of column `name` of the `stats.csv` among `files`, frame 1 first.
+fn stats_column(files: &BTreeMap<String, Vec<u8>>, name: &str) -> Vec<String> {
+    let stats = String::from_utf8(files["stats.csv"].clone()).unwrap();
+    let at = stats.lines().next().unwrap().split(',').position(|h| h == name).unwrap();
+    stats.lines().skip(1).map(|l| l.split(',').nth(at).unwrap().to_string()).collect()
+}
+
 #[test]
 fn a_resumed_bake_to_a_strain_tolerance_writes_the_same_bytes() {
     // The count the frame after the checkpoint starts with is in the checkpoint: resumed at the
     // first frame's count instead, the bake would write other bytes.
     let dir = tempfile::tempdir().unwrap();
-    let scene = scene(dir.path(), |t| {
-        assert!(t.contains("max_strain = 0.02 "), "the example's tolerance changed");
-        t.replacen("max_strain = 0.02 ", "max_strain = 0.2\nmin_substeps = 2\nmax_substeps = 32 #", 1)
-    });
-    let whole = dir.path().join("whole");
-    bake_ok(bake_args(&scene, &whole, &["-j", "2"]));
-    let expected = contents(&whole);
-    let stats = String::from_utf8(expected["stats.csv"].clone()).unwrap();
-    let stretch_at = stats.lines().next().unwrap().split(',').position(|h| h == "max_stretch").unwrap();
-    let rows: Vec<(u32, f32)> = stats
-        .lines()
-        .skip(1)
-        .map(|l| {
-            let cells: Vec<&str> = l.split(',').collect();
-            (cells[2].parse().unwrap(), cells[stretch_at].parse().unwrap())
-        })
+    let (scene, expected) =
+        whole_bake_with(dir.path(), "max_strain = 0.2\nmin_substeps = 2\nmax_substeps = 32");
+    let rows: Vec<(u32, f32)> = stats_column(&expected, "substeps")
+        .iter()
+        .zip(stats_column(&expected, "max_stretch"))
+        .map(|(n, s)| (n.parse().unwrap(), s.parse().unwrap()))
         .collect();
     assert_eq!(rows.len(), 12);
     // Frame 8 kept more than min_substeps and ended above a quarter of the tolerance: frame 9
@@ -117,24 +126,10 @@ fn a_resumed_bake_measures_the_same_frames_fully() {
     // checkpoint after frame 8 records the 210 sweeps since frame 1; resumed without them, frame
     // 9 would not be measured and `stats.csv` would differ.
     let dir = tempfile::tempdir().unwrap();
-    let scene = scene(dir.path(), |t| {
-        assert!(t.contains("max_strain = 0.02 "), "the example's tolerance changed");
-        t.replacen("max_strain = 0.02 ", "substeps = 30\niterations = 1 #", 1)
-    });
-    let whole = dir.path().join("whole");
-    bake_ok(bake_args(&scene, &whole, &["-j", "2"]));
-    let expected = contents(&whole);
-    let stats = String::from_utf8(expected["stats.csv"].clone()).unwrap();
-    let pairs_at =
-        stats.lines().next().unwrap().split(',').position(|h| h == "intersecting_triangle_pairs").unwrap();
-    let measured: Vec<usize> = stats
-        .lines()
-        .skip(1)
-        .enumerate()
-        .filter(|(_, l)| !l.split(',').nth(pairs_at).unwrap().is_empty())
-        .map(|(k, _)| k + 1)
-        .collect();
-    assert_eq!(measured, [1, 9, 12], "{stats}");
+    let (scene, expected) = whole_bake_with(dir.path(), "substeps = 30\niterations = 1");
+    let pairs = stats_column(&expected, "intersecting_triangle_pairs");
+    let measured: Vec<usize> = (1..=pairs.len()).filter(|&k| !pairs[k - 1].is_empty()).collect();
+    assert_eq!(measured, [1, 9, 12], "{pairs:?}");
 
     crash_and_resume(dir.path(), &scene, &expected);
 }

@@ -96,12 +96,8 @@ pub fn peak() -> usize {
 /// Writes one row per grid size: the heap a 30-frame bake of the comparison grid takes at its
 /// peak beyond what was in use before it (the model included: it is cloned inside the
 /// measure), in bytes per particle, against the estimate `weft validate` prints
-/// (`estimate(model, caches)`, bytes).
-pub(crate) fn memory_rows(
-    sizes: &[u32],
-    estimate: &dyn Fn(&weft_core::Model, usize) -> u64,
-    out: &mut String,
-) -> anyhow::Result<()> {
+/// ([`weft_bake::memory::peak_bytes`]).
+pub(crate) fn memory_rows(sizes: &[u32], out: &mut String) -> anyhow::Result<()> {
     let scratch = std::env::temp_dir().join(format!("weft-bench-memory-{}", std::process::id()));
     let result = (|| -> anyhow::Result<()> {
         for &n in sizes {
@@ -117,7 +113,7 @@ pub(crate) fn memory_rows(
             weft_bake::bake_model(&mut baked, &options)?;
             let measured = peak().saturating_sub(before);
             drop(baked);
-            let guess = estimate(&model, 1);
+            let guess = weft_bake::memory::peak_bytes(&model, 1);
             if measured == 0 {
                 writeln!(
                     out,

@@ -396,39 +396,46 @@ fn self_collision_rows(quick: bool, rounds: usize, threads: usize, out: &mut Str
     let (one, all) = (pool(1)?, pool(threads)?);
     let on = one.install(|| settled_pile(&shape, true, settle))?;
     let off = one.install(|| settled_pile(&shape, false, settle))?;
-    let mut runs: Vec<(Model, &ThreadPool)> = vec![(on.clone(), &one), (on, &all), (off, &one)];
-    let seconds: [Vec<f64>; 3] = frame_seconds(&mut runs, rounds).try_into().expect("three runs");
-    let ratio = median(seconds[0].iter().zip(&seconds[1]).map(|(a, b)| a / b).collect());
-    let cost = median(seconds[0].iter().zip(&seconds[2]).map(|(a, b)| a / b).collect());
-    let [t1, tn, t0] = seconds.map(median);
-    writeln!(
-        out,
-        "  pile, {} layers ({} particles; self-collision 2.5 cm, 60 fps, {SUBSTEPS} substeps, \
-         {ITERATIONS} iterations): {:.2} ms/frame on 1 thread, {:.2} ms/frame on {threads} ({ratio:.2}×); \
-         {:.2} ms/frame without self-collision on 1 thread (self-collision on costs {cost:.2}× that, median of per-round ratios)",
+    let what = format!(
+        "pile, {} layers ({} particles; self-collision 2.5 cm, 60 fps, {SUBSTEPS} substeps, {ITERATIONS} iterations)",
         shape.layers,
-        runs[0].0.particles().len(),
-        t1 * 1e3,
-        tn * 1e3,
-        t0 * 1e3,
-    )?;
+        on.particles().len()
+    );
+    on_and_off_row(&what, on, off, (&one, &all), rounds, out)?;
     let settle = if quick { 3 } else { 30 };
     let on = one.install(|| swinging_flag(true, settle))?;
     let off = one.install(|| swinging_flag(false, settle))?;
-    let mut runs: Vec<(Model, &ThreadPool)> = vec![(on.clone(), &one), (on, &all), (off, &one)];
+    let what = format!(
+        "demo flag swinging after {:.1} s ({} particles; self-collision 3.5 cm, 30 fps, {FLAG_SUBSTEPS} substeps, \
+         1 iteration)",
+        settle as f64 / 30.0,
+        on.particles().len()
+    );
+    on_and_off_row(&what, on, off, (&one, &all), rounds, out)
+}
+
+/// One self-collision row: `on` stepped on 1 thread and on all (`pools`), `off` (the same cloth
+/// without self-collision) on 1 thread, interleaved; milliseconds per frame and the ratios.
+fn on_and_off_row(
+    what: &str,
+    on: Model,
+    off: Model,
+    (one, all): (&ThreadPool, &ThreadPool),
+    rounds: usize,
+    out: &mut String,
+) -> anyhow::Result<()> {
+    let mut runs: Vec<(Model, &ThreadPool)> = vec![(on.clone(), one), (on, all), (off, one)];
     let seconds: [Vec<f64>; 3] = frame_seconds(&mut runs, rounds).try_into().expect("three runs");
     let ratio = median(seconds[0].iter().zip(&seconds[1]).map(|(a, b)| a / b).collect());
     let cost = median(seconds[0].iter().zip(&seconds[2]).map(|(a, b)| a / b).collect());
     let [t1, tn, t0] = seconds.map(median);
     writeln!(
         out,
-        "  demo flag swinging after {:.1} s ({} particles; self-collision 3.5 cm, 30 fps, {FLAG_SUBSTEPS} substeps, \
-         1 iteration): {:.2} ms/frame on 1 thread, {:.2} ms/frame on {threads} ({ratio:.2}×); \
-         {:.2} ms/frame without self-collision on 1 thread (self-collision on costs {cost:.2}× that, median of per-round ratios)",
-        settle as f64 / 30.0,
-        runs[0].0.particles().len(),
+        "  {what}: {:.2} ms/frame on 1 thread, {:.2} ms/frame on {} ({ratio:.2}×); {:.2} ms/frame without \
+         self-collision on 1 thread (self-collision on costs {cost:.2}× that, median of per-round ratios)",
         t1 * 1e3,
         tn * 1e3,
+        all.current_num_threads(),
         t0 * 1e3,
     )?;
     Ok(())
@@ -609,7 +616,7 @@ pub fn run(options: &BenchOptions) -> anyhow::Result<String> {
     if wanted(Section::Memory) {
         writeln!(out, "\npeak heap of a bake (counted by the allocator)")?;
         let grids: &[u32] = if options.quick { &[32, 64] } else { &[64, 128, 256] };
-        memory_rows(grids, &weft_bake::memory::peak_bytes, &mut out)?;
+        memory_rows(grids, &mut out)?;
     }
     Ok(out)
 }
