@@ -112,6 +112,8 @@ pub struct ClothDesc {
     pub non_manifold: NonManifold,
     /// Self-collision with a thickness and friction (see [`crate::self_collision`]); `None`: off.
     pub self_collision: Option<crate::self_collision::SelfCollisionDesc>,
+    /// Which self-collision [`ClothDesc::self_collision`] asks for.
+    pub self_collision_mode: crate::self_collision::SelfCollisionMode,
     /// What the pins follow (see [`crate::follow`]); `None`: they stay where they are.
     pub follow: Option<crate::follow::FollowDesc>,
 }

@@ -306,6 +306,17 @@ pub enum Rule {
         /// Why that is the least.
         why: &'static str,
     },
+    /// A number above the largest value its setting allows (a self thickness of more than half
+    /// the shortest edge, say).
+    #[error("{} must be at most {}: {why}", number(*value), number(*max))]
+    AboveMaximum {
+        /// The offending value.
+        value: f64,
+        /// The largest value allowed.
+        max: f64,
+        /// Why that is the largest.
+        why: &'static str,
+    },
     /// A feature asked of a cloth that lacks what it works on (tethers without pins, drag and
     /// lift without triangles).
     #[error("{feature} needs {needs}, and the cloth has none")]

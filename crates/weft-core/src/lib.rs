@@ -17,6 +17,8 @@
 //!   [`BuildError`]s naming the cloth, field and index.
 //! * [`grid`], [`topology`]: grid generation and edges from triangles.
 //! * [`quality`]: intersecting triangle pairs and stretch, for statistics and tests.
+//! * [`self_collision`]: particle self-collision; [`surface_collision`] and [`proximity`]: thin
+//!   layers, vertex against triangle and edge against edge.
 //!
 //! Units are SI throughout: m, kg, s; inverse masses in 1/kg, `0` meaning pinned.
 
@@ -37,10 +39,12 @@ pub mod mesh;
 pub mod mesh_collider;
 pub mod model;
 pub mod particles;
+pub mod proximity;
 pub mod quality;
 pub mod self_collision;
 pub mod settings;
 pub mod shapes;
+pub mod surface_collision;
 pub mod tether;
 pub mod topology;
 pub mod units;

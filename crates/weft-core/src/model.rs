@@ -107,6 +107,7 @@ pub struct Model {
     pub(crate) meshes: Vec<crate::mesh_collider::MeshCollider>,
     pub(crate) followers: crate::follow::Followers,
     pub(crate) self_collision: crate::self_collision::SelfCollision,
+    pub(crate) surface_collision: crate::surface_collision::SurfaceCollision,
     pub(crate) cloths: Vec<ClothInfo>,
     pub(crate) report: BuildReport,
     pub(crate) time: f64,
@@ -137,6 +138,8 @@ pub struct ModelMut<'a> {
     pub followers: &'a crate::follow::Followers,
     /// Self-collision thickness, friction and exclusions.
     pub self_collision: &'a crate::self_collision::SelfCollision,
+    /// Surface self-collision: features, thickness and friction.
+    pub surface_collision: &'a crate::surface_collision::SurfaceCollision,
     /// Simulated time in s since the start (the solver advances it by `h` each step).
     pub time: &'a mut f64,
 }
@@ -197,6 +200,12 @@ impl Model {
         &self.self_collision
     }
 
+    /// Surface self-collision (`self_collision = "triangles"`): features, thickness and
+    /// friction (empty when no cloth asks for it).
+    pub fn surface_collision(&self) -> &crate::surface_collision::SurfaceCollision {
+        &self.surface_collision
+    }
+
     /// The cloths, in scene order.
     pub fn cloths(&self) -> &[ClothInfo] {
         &self.cloths
@@ -241,6 +250,7 @@ impl Model {
             meshes: &mut self.meshes,
             followers: &self.followers,
             self_collision: &self.self_collision,
+            surface_collision: &self.surface_collision,
             time: &mut self.time,
         }
     }

@@ -37,6 +37,18 @@ pub const SEARCH_SCALE: f32 = 1.5;
 /// solvers sum them in ascending partner order, so it is deterministic too.
 pub const RELAXATION: f32 = 1.0;
 
+/// How a cloth's self-collision keeps its layers apart.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum SelfCollisionMode {
+    /// Particle against particle (this module): the thickness must reach across the gaps
+    /// between particles (at least the vertex spacing), or layers pass through each other.
+    #[default]
+    Particles,
+    /// Vertex against triangle and edge against edge, with a guard against any crossing (see
+    /// [`crate::surface_collision`]): thin layers at any vertex spacing.
+    Triangles,
+}
+
 /// Self-collision of one cloth, as a scene gives it.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct SelfCollisionDesc {

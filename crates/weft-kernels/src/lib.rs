@@ -43,6 +43,7 @@ pub mod self_collision;
 mod shared;
 pub mod stats;
 pub mod stepper;
+pub mod surface_collision;
 pub mod team;
 pub mod tether;
 pub mod volume;

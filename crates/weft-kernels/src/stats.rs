@@ -83,6 +83,9 @@ pub struct StepStats {
     /// Self-collision contacts (degenerate: two particles closer than 1 µm, no normal); no
     /// residual.
     pub self_collision: KindStats,
+    /// Surface self-collision: contacts, pushes and the guard's work, summed over the steps
+    /// accumulated.
+    pub surface: crate::surface_collision::SurfaceStats,
     /// Contacts with colliders.
     pub colliders: ColliderStats,
     /// Predictions and velocity rebuilds that would have overflowed `f32` and were not taken
@@ -127,6 +130,11 @@ impl StepStats {
         self.colliders.swept += later.colliders.swept;
         self.held += later.held;
         self.self_collision.accumulate(&later.self_collision);
+        let (s, l) = (&mut self.surface, &later.surface);
+        s.contacts += l.contacts;
+        s.pushes += l.pushes;
+        s.reverted += l.reverted;
+        s.unresolved += l.unresolved;
         self.dropped_at_build = later.dropped_at_build;
     }
 }

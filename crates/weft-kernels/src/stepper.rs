@@ -12,15 +12,18 @@
 //!    [`crate::collider`]: one that crossed a body or passed its middle during the step goes back
 //!    to where it entered);
 //! 4. **reset and search**: `λ := 0` for every constraint; the self-collision contacts (see
-//!    [`crate::self_collision`]) and the candidate triangles and sides of the mesh colliders (see
+//!    [`crate::self_collision`]), the surface self-collision contacts (see
+//!    [`crate::surface_collision`]) and the candidate triangles and sides of the mesh colliders (see
 //!    [`crate::mesh_collider`]) are found at the predicted positions;
 //! 5. **iterate**, `iterations` times: the batched kinds (distance, bending, tethers) colour by
 //!    colour (see [`crate::schedule`]), volume, self-collision (a Jacobi projection of every
-//!    contact); then contacts with the colliders, each placed at its pose at the end of the
+//!    contact), surface self-collision (each contact in order); then contacts with the colliders, each placed at its pose at the end of the
 //!    step, then with the mesh colliders;
 //! 6. **friction**: collider friction from the pushes of the iterations (analytic, then mesh),
 //!    then one more contact projection;
-//! 7. **velocities**: `v = d/h`, then global velocity damping.
+//! 7. **guard**: the surface self-collision guard moves back the particles of any pair of
+//!    features that may have touched during the step (see [`crate::surface_collision`]);
+//! 8. **velocities**: `v = d/h`, then global velocity damping.
 //!
 //! A prediction or a velocity that `f32` cannot hold is not taken: the particle keeps its state
 //! (see [`crate::integrate`]) and [`StepStats::held`] counts it.
@@ -43,6 +46,7 @@ use weft_core::mesh_collider::{MeshCollider, MeshPose};
 use weft_core::model::ModelMut;
 use weft_core::self_collision::SelfCollision;
 use weft_core::settings::TimeStep;
+use weft_core::surface_collision::SurfaceCollision;
 use weft_core::volume::VolumeConstraint;
 
 use crate::bending::Bending;
@@ -56,7 +60,7 @@ use crate::shared::SharedSlice;
 use crate::stats::{ColliderStats, KindStats, Residual, StepStats};
 use crate::team::{self, Team};
 use crate::tether::Tether;
-use crate::{KernelPath, aero, self_collision, volume};
+use crate::{KernelPath, aero, self_collision, surface_collision, volume};
 
 /// How to run a step.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -137,6 +141,7 @@ impl Stepper {
             tethers: stats(d.tethers, &|| schedule::residual(&Tether, &parts.tethers.lanes(), x)),
             volume: stats(d.volume, &|| volume::residual(parts.volumes, x)),
             self_collision: KindStats { degenerate: d.self_collision, residual: None },
+            surface: self.scratch.surface_collision.stats(),
             colliders: ColliderStats {
                 deep: self.options.residual.then(|| self.scratch.deep.iter().sum::<u64>() + counts.mesh_deep),
                 swept: counts.swept,
@@ -186,6 +191,8 @@ struct Scratch {
     pin_targets: Vec<(u32, [f32; 3])>,
     /// The self-collision grid and contact lists.
     self_collision: self_collision::Scratch,
+    /// The surface self-collision grid and contacts.
+    surface_collision: surface_collision::Scratch,
 }
 
 /// `v` holding `len` copies of `value`, in its own capacity where it fits.
@@ -324,6 +331,8 @@ struct Stages<'a> {
     volumes: &'a [VolumeConstraint],
     self_collision: &'a SelfCollision,
     contacts: self_collision::SharedScratch<'a>,
+    surface: &'a SurfaceCollision,
+    surface_scratch: surface_collision::SharedScratch<'a>,
     colliders: ContactArrays<'a>,
     meshes: MeshArrays<'a>,
 }
@@ -362,6 +371,8 @@ impl<'a> Stages<'a> {
             volumes: &*parts.volumes,
             self_collision: parts.self_collision,
             contacts: scratch.self_collision.share(),
+            surface: parts.surface_collision,
+            surface_scratch: SharedSlice::new(std::slice::from_mut(&mut scratch.surface_collision)),
             colliders: ContactArrays {
                 colliders: &scratch.placed,
                 records: particles.positions,
@@ -397,10 +408,11 @@ impl<'a> Stages<'a> {
         }
         self.apply_friction(team); // 6
         self.project_contacts(team, false);
+        surface_collision::guard_phase(team, self.surface, self.surface_scratch, &self.particles); // 7
         if self.options.residual {
             counts.mesh_deep = self.count_deep(team);
         }
-        counts.held += velocity_phase(team, &self.particles, &self.step); // 7
+        counts.held += velocity_phase(team, &self.particles, &self.step); // 8
         counts
     }
 
@@ -459,6 +471,7 @@ impl<'a> Stages<'a> {
         sets.bending.reset(team);
         sets.tethers.reset(team);
         self_collision::search_phases(team, self.self_collision, self.contacts, self.particles.positions);
+        surface_collision::search_phase(team, self.surface, self.surface_scratch, &self.particles);
         if self.any_mesh() {
             self.meshes.search_phase(team);
         }
@@ -483,6 +496,7 @@ impl<'a> Stages<'a> {
             p.prev,
             iteration as usize,
         );
+        surface_collision::solve_phase(team, self.surface, self.surface_scratch, p);
     }
 
     /// One contact projection against every collider, then every mesh collider; the pushes are

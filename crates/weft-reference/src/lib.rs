@@ -108,6 +108,7 @@ mod mesh_collider;
 mod particle;
 mod self_collision;
 mod solver;
+pub mod surface_collision;
 mod tether;
 mod volume;
 

@@ -35,6 +35,8 @@ pub struct ReferenceSolver {
     aero: crate::aero::Aero,
     /// Self-collision.
     self_collision: crate::self_collision::Set,
+    /// Surface self-collision.
+    surface: crate::surface_collision::Set,
     /// Colliders.
     colliders: crate::collider::Colliders,
     /// Triangle-mesh colliders.
@@ -70,6 +72,8 @@ pub struct ReferenceStepStats {
     /// Predictions and velocities that `f32` could not hold, not taken (the particle kept its
     /// state).
     pub held: u64,
+    /// Particles the surface self-collision guard moved back to the start of the step.
+    pub surface_reverted: u64,
 }
 
 /// How far the distance constraints are from being satisfied: statistics of `|C|` in m.
@@ -128,6 +132,7 @@ impl ReferenceSolver {
             volumes: crate::volume::Set::from_model(model),
             aero: crate::aero::Aero::from_model(model),
             self_collision: crate::self_collision::Set::from_model(model),
+            surface: crate::surface_collision::Set::from_model(model),
             colliders: crate::collider::Colliders::from_model(model),
             meshes: crate::mesh_collider::MeshColliders::from_model(model),
             followers: (model.followers().clone(), model.mesh_colliders().to_vec()),
@@ -146,10 +151,12 @@ impl ReferenceSolver {
     ///    or passed its middle during the step goes back to where it entered. Set every `λ` to 0.
     /// 4. `iterations` times, project every constraint in solve order, kind after kind: distance
     ///    (stretch, shear), bending, tethers, volume, then every self-collision contact together
-    ///    (Jacobi; the contacts are found once per step, after the `λ` reset).
+    ///    (Jacobi; the contacts are found once per step, after the `λ` reset), then the surface
+    ///    self-collision contacts one by one (see `surface_collision`).
     ///    Then, in each iteration, every particle's contacts with the colliders, collider by
     ///    collider (see `collider`), each placed at its pose at the end of the step; after the
-    ///    iterations, collider friction and one more contact pass.
+    ///    iterations, collider friction and one more contact pass, then the surface
+    ///    self-collision guard.
     /// 5. Velocities from the displacement, `v = d/h` (`x − x_prev` without the rounding of
     ///    `x`), then `v *= exp(−rate·h)` (global velocity damping).
     pub fn step(&mut self) -> ReferenceStepStats {
@@ -164,6 +171,9 @@ impl ReferenceSolver {
         }
         self.reset_lambdas();
         self.self_collision.find_contacts(&self.particles);
+        if !self.surface.is_empty() {
+            self.surface.find_contacts(&self.particles);
+        }
         self.meshes.begin_step(&self.particles, self.time, end);
         for _ in 0..self.iterations {
             stats.distance += self.project_distances();
@@ -171,6 +181,7 @@ impl ReferenceSolver {
             stats.tethers += self.tethers.project_all(&mut self.particles, &self.time_step);
             stats.volume += self.volumes.project_all(&mut self.particles, &self.time_step);
             stats.self_collision += self.self_collision.project_all(&mut self.particles);
+            self.surface.project_all(&mut self.particles);
             if !self.colliders.is_empty() {
                 self.colliders.project_all(&mut self.particles, true);
             }
@@ -183,6 +194,11 @@ impl ReferenceSolver {
             self.meshes.friction_all(&mut self.particles);
             self.colliders.project_all(&mut self.particles, false);
             self.meshes.project_all(&mut self.particles, false);
+        }
+        if !self.surface.is_empty() {
+            stats.surface_reverted = self.surface.guard(&mut self.particles);
+        }
+        if !self.colliders.is_empty() || !self.meshes.is_empty() {
             stats.collider_deep = (0..self.particles.len())
                 .filter(|&i| {
                     let p = &self.particles[i];

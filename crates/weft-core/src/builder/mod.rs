@@ -50,6 +50,7 @@ use crate::follow::{FollowDesc, Followers, Leader};
 use crate::limits::{Limits, RAISE_HINT};
 use crate::mesh_collider::{MeshCollider, MeshColliderDesc};
 use crate::model::{BuildReport, ClothInfo, Model, SetReport};
+use crate::self_collision::SelfCollisionMode;
 use crate::settings::SimSettings;
 use crate::tether::TetherBatches;
 use crate::volume::VolumeConstraint;
@@ -86,6 +87,7 @@ pub struct ModelBuilder {
     /// Cloths whose pins follow something.
     follows: Vec<Follow>,
     self_collision: crate::self_collision::SelfCollision,
+    surface_collision: crate::surface_collision::SurfaceCollision,
     dropped_pinned: usize,
 }
 
@@ -126,6 +128,7 @@ impl ModelBuilder {
             meshes: Vec::new(),
             follows: Vec::new(),
             self_collision: Default::default(),
+            surface_collision: Default::default(),
             dropped_pinned: 0,
         })
     }
@@ -177,15 +180,27 @@ impl ModelBuilder {
             + (self.bending.len() + bending.len() + self.tethers.len() + tethers.len()) as u64;
         self.check_constraint_total(total, e)?;
 
+        let (particle_sc, surface_sc) = match desc.self_collision_mode {
+            SelfCollisionMode::Particles => (desc.self_collision.as_ref(), None),
+            SelfCollisionMode::Triangles => (None, desc.self_collision.as_ref()),
+        };
         let self_collision = self.self_collision.prepare(
             &desc.positions,
-            desc.self_collision.as_ref(),
+            particle_sc,
             self.limits.max_constraints,
+            |field, rule| e.at(field, None, rule),
+        )?;
+        let surface_collision = self.surface_collision.prepare(
+            &desc.positions,
+            &desc.triangles,
+            &topology.edges,
+            surface_sc,
             |field, rule| e.at(field, None, rule),
         )?;
 
         // Everything holds: commit.
         self.self_collision.commit(self_collision);
+        self.surface_collision.commit(surface_collision);
         self.bending.extend(bending);
         self.tethers.extend(tethers);
         self.volumes.extend(volume);
@@ -349,6 +364,7 @@ impl ModelBuilder {
             meshes: self.meshes,
             followers,
             self_collision: self.self_collision,
+            surface_collision: self.surface_collision,
             cloths: self.cloths,
             report,
             time: 0.0,

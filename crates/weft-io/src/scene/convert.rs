@@ -23,7 +23,7 @@ use weft_core::follow::FollowDesc;
 use weft_core::grid::{GridDesc, GridMesh, GridPlane};
 use weft_core::limits::{Limits, RAISE_HINT};
 use weft_core::mesh::{Grain, classify_grain, in_box, mesh_edges, parse_index_list};
-use weft_core::self_collision::SelfCollisionDesc;
+use weft_core::self_collision::{SelfCollisionDesc, SelfCollisionMode};
 use weft_core::settings::{SimSettings, StrainTolerance, WindKey};
 use weft_core::tether::TetherDesc;
 use weft_core::units::UnitError;
@@ -34,7 +34,7 @@ use super::MAX_SCENE_BYTES;
 use super::error::{SceneError, SceneRule, SourcePos};
 use super::raw::{
     Corner, Fixed, NonManifoldPolicy, OneOrList, Plane, RawBox, RawCloth, RawFollow, RawGrid, RawScene,
-    RawSimulation, SpannedList, WindItem,
+    RawSelfCollision, RawSimulation, SpannedList, WindItem,
 };
 use super::sources::{ClothSource, MeshLines, PinRun};
 use super::spans::{KeySpans, Source, one_line};
@@ -960,10 +960,17 @@ impl<'a> Cloth<'a> {
             desc.aero = Some(AeroDesc { drag: drag.unwrap_or(0.0), lift: lift.unwrap_or(0.0) });
         }
 
-        // Self-collision: `self_collision = true` with a `self_thickness`; `self_friction` optional.
+        // Self-collision: `self_collision = true | "particles" | "triangles"` with a
+        // `self_thickness`; `self_friction` optional.
         let on = raw.self_collision.as_ref().map(|s| {
             self.spans.key("self_collision", s.span());
-            (*s.get_ref(), s.span().start)
+            let mode = match s.get_ref() {
+                RawSelfCollision::Off => None,
+                RawSelfCollision::Particles => Some(SelfCollisionMode::Particles),
+                RawSelfCollision::Triangles => Some(SelfCollisionMode::Triangles),
+            };
+            desc.self_collision_mode = mode.unwrap_or_default();
+            (mode.is_some(), s.span().start)
         });
         let thickness = self.optional("self_thickness", &raw.self_thickness)?;
         let friction = self.optional("self_friction", &raw.self_friction)?;
@@ -973,7 +980,7 @@ impl<'a> Cloth<'a> {
                     Some(SelfCollisionDesc { thickness, friction: friction.unwrap_or(0.0) });
             }
             (Some((true, at)), None) => {
-                let needs = "`self_thickness` (m): the distance particles keep from each other";
+                let needs = "`self_thickness` (m): the distance the layers keep from each other";
                 return Err(self.fail(
                     "self_collision",
                     at,
@@ -985,7 +992,7 @@ impl<'a> Cloth<'a> {
                     [("self_thickness", &raw.self_thickness), ("self_friction", &raw.self_friction)]
                 {
                     if let Some(v) = v {
-                        let needs = "`self_collision = true`";
+                        let needs = "`self_collision = \"triangles\"` (or `true`)";
                         return Err(self.fail(key, v.span().start, SceneRule::Needs { key, needs }));
                     }
                 }

@@ -134,7 +134,7 @@ pub(super) struct RawCloth {
     pub(super) volume_stiffness: Option<Spanned<f64>>,
     pub(super) drag: Option<Spanned<f64>>,
     pub(super) lift: Option<Spanned<f64>>,
-    pub(super) self_collision: Option<Spanned<bool>>,
+    pub(super) self_collision: Option<Spanned<RawSelfCollision>>,
     pub(super) self_thickness: Option<Spanned<f64>>,
     pub(super) self_friction: Option<Spanned<f64>>,
     pub(super) follow: Option<Spanned<RawFollow>>,
@@ -174,6 +174,42 @@ impl<'de> Deserialize<'de> for RawFollow {
         }
 
         deserializer.deserialize_any(FollowVisitor)
+    }
+}
+
+/// `self_collision = true | false | "particles" | "triangles"` (`true` is `"particles"`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum RawSelfCollision {
+    Off,
+    Particles,
+    Triangles,
+}
+
+impl<'de> Deserialize<'de> for RawSelfCollision {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct ModeVisitor;
+
+        impl Visitor<'_> for ModeVisitor {
+            type Value = RawSelfCollision;
+
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("true, false, \"particles\" or \"triangles\"")
+            }
+
+            fn visit_bool<E: de::Error>(self, v: bool) -> Result<RawSelfCollision, E> {
+                Ok(if v { RawSelfCollision::Particles } else { RawSelfCollision::Off })
+            }
+
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<RawSelfCollision, E> {
+                match v {
+                    "particles" => Ok(RawSelfCollision::Particles),
+                    "triangles" => Ok(RawSelfCollision::Triangles),
+                    _ => Err(E::invalid_value(de::Unexpected::Str(v), &self)),
+                }
+            }
+        }
+
+        deserializer.deserialize_any(ModeVisitor)
     }
 }
 

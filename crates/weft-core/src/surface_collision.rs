@@ -1,0 +1,396 @@
+//! Surface self-collision (`self_collision = "triangles"`): thin cloth whose triangles keep a
+//! thickness between them and never pass through each other, at any vertex spacing.
+//!
+//! A cloth in this mode gives its particles a thickness `h` (m) and a friction coefficient `μ`
+//! (dimensionless); a pair of features takes the larger of each over its four particles.
+//! Particles of every cloth in the mode collide with each other, across cloths too. The features
+//! are the cloths' triangles, their unique edges and their vertices:
+//!
+//! * a **vertex–triangle** pair: a vertex and a triangle it is not a corner of;
+//! * an **edge–edge** pair: two edges that share no vertex.
+//!
+//! # One step (solved in `weft-kernels`' `surface_collision`, and its brute-force twin in
+//! `weft-reference`)
+//!
+//! 1. **Contacts**, after the prediction. A broad phase over the swept boxes of the features
+//!    (from the start of the step to the prediction, the first box padded by
+//!    [`SEARCH_REACH`]`·h_max`) gives candidate pairs; [`SurfaceCollision::vertex_triangle_contact`]
+//!    and [`SurfaceCollision::edge_edge_contact`] keep those that can come within `SEARCH_REACH·h`
+//!    and fix each one's closest points (as weights of its four particles) and its **normal**,
+//!    from the positions at the start of the step: the side the features were on before they
+//!    moved, so that a pair that crossed during the prediction is pushed back, not through.
+//! 2. **Projection**, each iteration: every contact whose gap along its normal is under `h` is
+//!    projected to `h` (an inequality constraint of compliance 0), then its tangential slip in
+//!    the step is cut by up to `μ ×` that push (Coulomb friction in positions). Contacts are
+//!    projected one after another in a fixed order (vertex–triangle by vertex then triangle,
+//!    then edge–edge by edge index), so the result does not depend on the thread count.
+//! 3. **Guard**, after everything else moved the particles: every pair is checked over its
+//!    motion in the step ([`crate::proximity::may_touch`], with the gap [`GUARD_SCALE`]`·h_min`);
+//!    the free particles of a pair that may touch go back to where they were at the start of the
+//!    step (with no displacement, so no velocity), and the check runs again until no pair may
+//!    touch. A state free of crossings stays free of them: two triangles can only begin to cross
+//!    where a vertex meets a triangle or an edge meets an edge. Pins moved by a path are never
+//!    moved back; a pair with only pinned particles moving is counted and left.
+//!
+//! # The thickness rule
+//! `0 < h ≤ ` [`MAX_THICKNESS_SCALE`]` ×` the cloth's shortest rest edge. In a flat mesh of
+//! well-shaped triangles a vertex is about `0.7 ×` an edge from the far side of its
+//! neighbouring triangles; a thickness that reaches that far would hold the cloth's own rest shape
+//! apart (the contacts fight the stretch constraints, and the cloth locks).
+
+use crate::error::{BuildError, Rule, widen};
+use crate::particles::RECORD;
+use crate::proximity::{self, P, PairKind};
+use crate::self_collision::{FRICTION_FIELD, SWITCH_FIELD, SelfCollisionDesc, THICKNESS_FIELD};
+
+/// The largest thickness, as a multiple of the cloth's shortest rest edge (module docs).
+pub const MAX_THICKNESS_SCALE: f32 = 0.5;
+
+/// A contact is made for a pair that can come within `SEARCH_REACH × h` in the step (its
+/// distance at the start less its relative motion in the prediction): the margin covers the
+/// motion of the iterations.
+pub const SEARCH_REACH: f32 = 2.0;
+
+/// The guard's gap, as a multiple of the smallest thickness: a pair that may come closer than
+/// that in a step is moved back.
+pub const GUARD_SCALE: f32 = 0.1;
+
+/// A particle record: `[x, y, z, w]` (m, and inverse mass in 1/kg).
+pub type Record = [f32; RECORD];
+
+/// The surface self-collision data of a model: the features of the cloths taking part and each
+/// particle's thickness and friction (`0` thickness: not taking part).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct SurfaceCollision {
+    triangles: Vec<[u32; 3]>,
+    edges: Vec<[u32; 2]>,
+    vertices: Vec<u32>,
+    thickness: Vec<f32>,
+    friction: Vec<f32>,
+    edge_length_sum: f64,
+    min_thickness: f32,
+    max_thickness: f32,
+}
+
+/// An axis-aligned box in m.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Aabb {
+    /// The smallest corner.
+    pub min: [f32; 3],
+    /// The largest corner.
+    pub max: [f32; 3],
+}
+
+impl Aabb {
+    /// The box around the positions of `particles` in `prev` and in `now` less `shift`, grown by
+    /// `pad` (m) on every side. With one `shift` for every feature (a translation common to
+    /// the step, see [`common_shift`]) the boxes hold the features' paths relative to a frame
+    /// that moves with it, which changes no distance between them.
+    pub fn swept(particles: &[u32], prev: &[Record], now: &[Record], shift: [f32; 3], pad: f32) -> Aabb {
+        let mut b = Aabb { min: [f32::INFINITY; 3], max: [f32::NEG_INFINITY; 3] };
+        for &i in particles {
+            let (p, n) = (prev[i as usize], now[i as usize]);
+            for r in [p, [n[0] - shift[0], n[1] - shift[1], n[2] - shift[2], 0.0]] {
+                for (k, &c) in r[..3].iter().enumerate() {
+                    b.min[k] = b.min[k].min(c);
+                    b.max[k] = b.max[k].max(c);
+                }
+            }
+        }
+        for k in 0..3 {
+            b.min[k] -= pad;
+            b.max[k] += pad;
+        }
+        b
+    }
+
+    /// Whether the two boxes share a point.
+    pub fn overlaps(&self, other: &Aabb) -> bool {
+        (0..3).all(|k| self.min[k] <= other.max[k] && other.min[k] <= self.max[k])
+    }
+}
+
+/// A contact of one step between two features: the gap `g = Σ_k w_k (x_k − x_0)` (m) of its
+/// particles' positions, along `normal`, is kept at least `thickness`.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Contact {
+    /// The vertex then the triangle's corners, or the first edge's ends then the second's.
+    pub particles: [u32; 4],
+    /// `[1, −wa, −wb, −wc]` (the closest point's barycentric weights) or
+    /// `[1 − s, s, −(1 − t), −t]` (the closest points' parameters on the edges): they sum to 0,
+    /// and `Σ w_k x_k` is the vector from the second feature's closest point to the first's.
+    pub weights: [f32; 4],
+    /// Unit vector from the second feature to the first at the start of the step.
+    pub normal: [f32; 3],
+    /// Distance kept in m.
+    pub thickness: f32,
+    /// Friction coefficient (dimensionless).
+    pub friction: f32,
+}
+
+/// The mean motion of `vertices` from `prev` to `now` in m (summed in `f64`, in order), a
+/// translation the broad phases take out of every box (see [`Aabb::swept`]).
+pub fn common_shift(vertices: &[u32], prev: &[Record], now: &[Record]) -> [f32; 3] {
+    let mut sum = [0.0f64; 3];
+    for &i in vertices {
+        for k in 0..3 {
+            sum[k] += now[i as usize][k] as f64 - prev[i as usize][k] as f64;
+        }
+    }
+    let n = vertices.len().max(1) as f64;
+    sum.map(|s| (s / n) as f32)
+}
+
+fn point(r: Record) -> P {
+    [r[0] as f64, r[1] as f64, r[2] as f64]
+}
+
+impl SurfaceCollision {
+    /// True when no particle takes part.
+    pub fn is_empty(&self) -> bool {
+        self.vertices.is_empty()
+    }
+
+    /// The triangles of the cloths taking part (model particle indices).
+    pub fn triangles(&self) -> &[[u32; 3]] {
+        &self.triangles
+    }
+
+    /// Their unique edges, each `[a, b]` with `a < b`, ascending.
+    pub fn edges(&self) -> &[[u32; 2]] {
+        &self.edges
+    }
+
+    /// The particles taking part, ascending.
+    pub fn vertices(&self) -> &[u32] {
+        &self.vertices
+    }
+
+    /// Thickness of each particle in m (`0`: not taking part).
+    pub fn thickness(&self) -> &[f32] {
+        &self.thickness
+    }
+
+    /// Friction coefficient of each particle (dimensionless).
+    pub fn friction(&self) -> &[f32] {
+        &self.friction
+    }
+
+    /// The largest thickness in m (`0` when empty).
+    pub fn max_thickness(&self) -> f32 {
+        self.max_thickness
+    }
+
+    /// The pad in m of the first feature's box in the contact search: [`SEARCH_REACH`]`·h_max`.
+    pub fn search_pad(&self) -> f32 {
+        SEARCH_REACH * self.max_thickness
+    }
+
+    /// The guard's gap in m: [`GUARD_SCALE`]`·h_min`.
+    pub fn guard_gap(&self) -> f32 {
+        GUARD_SCALE * self.min_thickness
+    }
+
+    /// The mean rest length of the edges in m (`0` when empty): the cell of a broad phase.
+    pub fn mean_edge(&self) -> f32 {
+        if self.edges.is_empty() { 0.0 } else { (self.edge_length_sum / self.edges.len() as f64) as f32 }
+    }
+
+    /// The larger thickness and friction of the four particles.
+    fn pair_material(&self, particles: [u32; 4]) -> (f32, f32) {
+        let h = particles.iter().map(|&i| self.thickness[i as usize]).fold(0.0, f32::max);
+        let mu = particles.iter().map(|&i| self.friction[i as usize]).fold(0.0, f32::max);
+        (h, mu)
+    }
+
+    /// A contact from the gap vector `g` at the start (m), if the pair can come within
+    /// `SEARCH_REACH·h` in a step whose motion is `moves` (module docs).
+    fn contact(
+        &self,
+        kind: PairKind,
+        particles: [u32; 4],
+        weights: [f64; 4],
+        g: P,
+        moves: [P; 4],
+    ) -> Option<Contact> {
+        let distance = (g[0] * g[0] + g[1] * g[1] + g[2] * g[2]).sqrt();
+        let (h, mu) = self.pair_material(particles);
+        if distance <= 1e-9 || distance - proximity::relative_motion(kind, moves) >= (SEARCH_REACH * h) as f64
+        {
+            return None;
+        }
+        Some(Contact {
+            particles,
+            weights: weights.map(|w| w as f32),
+            normal: g.map(|c| (c / distance) as f32),
+            thickness: h,
+            friction: mu,
+        })
+    }
+
+    /// The contact of vertex `v` and triangle `t` for a step from `prev` to `now` (the
+    /// prediction), or `None` when they cannot come near (module docs). `v` must not be a corner
+    /// of `t`.
+    pub fn vertex_triangle_contact(
+        &self,
+        v: u32,
+        t: [u32; 3],
+        prev: &[Record],
+        now: &[Record],
+    ) -> Option<Contact> {
+        let particles = [v, t[0], t[1], t[2]];
+        let start = particles.map(|i| point(prev[i as usize]));
+        let w = proximity::closest_on_triangle(start[0], [start[1], start[2], start[3]]);
+        let g: P = std::array::from_fn(|k| {
+            start[0][k] - (w[0] * start[1][k] + w[1] * start[2][k] + w[2] * start[3][k])
+        });
+        let moves = particles.map(|i| {
+            let (a, b) = (point(prev[i as usize]), point(now[i as usize]));
+            [b[0] - a[0], b[1] - a[1], b[2] - a[2]]
+        });
+        self.contact(PairKind::VertexTriangle, particles, [1.0, -w[0], -w[1], -w[2]], g, moves)
+    }
+
+    /// The contact of edges `a` and `b` (sharing no particle) for a step from `prev` to `now`,
+    /// or `None` when they cannot come near.
+    pub fn edge_edge_contact(
+        &self,
+        a: [u32; 2],
+        b: [u32; 2],
+        prev: &[Record],
+        now: &[Record],
+    ) -> Option<Contact> {
+        let particles = [a[0], a[1], b[0], b[1]];
+        let s = particles.map(|i| point(prev[i as usize]));
+        let ((u, v), _) = proximity::closest_between_segments([s[0], s[1]], [s[2], s[3]]);
+        let g: P = std::array::from_fn(|k| {
+            (s[0][k] + u * (s[1][k] - s[0][k])) - (s[2][k] + v * (s[3][k] - s[2][k]))
+        });
+        let moves = particles.map(|i| {
+            let (a, b) = (point(prev[i as usize]), point(now[i as usize]));
+            [b[0] - a[0], b[1] - a[1], b[2] - a[2]]
+        });
+        self.contact(PairKind::EdgeEdge, particles, [1.0 - u, u, -(1.0 - v), -v], g, moves)
+    }
+
+    /// Whether the boxes of the pair's two features meet (see [`Aabb::swept`]; the first
+    /// feature's box grown by `pad`): the broad phases' test, which every pair they pass meets.
+    pub fn boxes_meet(
+        kind: PairKind,
+        p: [u32; 4],
+        prev: &[Record],
+        now: &[Record],
+        shift: [f32; 3],
+        pad: f32,
+    ) -> bool {
+        let split = if kind == PairKind::VertexTriangle { 1 } else { 2 };
+        let a = Aabb::swept(&p[..split], prev, now, shift, pad);
+        a.overlaps(&Aabb::swept(&p[split..], prev, now, shift, 0.0))
+    }
+
+    /// The guard's test (module docs): whether the pair `particles` of `kind` may come within
+    /// the guard's gap moving from `prev` to `now`.
+    pub fn may_touch(&self, kind: PairKind, particles: [u32; 4], prev: &[Record], now: &[Record]) -> bool {
+        let start = particles.map(|i| point(prev[i as usize]));
+        let end = particles.map(|i| point(now[i as usize]));
+        proximity::may_touch(kind, start, end, self.guard_gap() as f64)
+    }
+
+    /// Checks a cloth's surface self-collision; [`SurfaceCollision::commit`] appends it.
+    /// `positions` are the cloth's finite rest positions in m, `triangles` its triangles (local
+    /// indices, checked), `edges` its unique edges; `desc` is `None` for a cloth not taking part.
+    pub(crate) fn prepare(
+        &self,
+        positions: &[[f32; 3]],
+        triangles: &[[u32; 3]],
+        edges: &[[u32; 2]],
+        desc: Option<&SelfCollisionDesc>,
+        err: impl Fn(&'static str, Rule) -> BuildError,
+    ) -> Result<PendingSurface, BuildError> {
+        let n = positions.len();
+        let Some(desc) = desc else {
+            return Ok(PendingSurface {
+                n,
+                desc: None,
+                triangles: Vec::new(),
+                edges: Vec::new(),
+                length: 0.0,
+            });
+        };
+        let (h, mu) = (desc.thickness, desc.friction);
+        if !h.is_finite() {
+            return Err(err(THICKNESS_FIELD, Rule::NotFinite { value: h.to_string() }));
+        }
+        if h <= 0.0 {
+            return Err(err(THICKNESS_FIELD, Rule::NotPositive { value: widen(h) }));
+        }
+        if !mu.is_finite() {
+            return Err(err(FRICTION_FIELD, Rule::NotFinite { value: mu.to_string() }));
+        }
+        if mu < 0.0 {
+            return Err(err(FRICTION_FIELD, Rule::Negative { value: widen(mu) }));
+        }
+        if triangles.is_empty() {
+            return Err(err(
+                SWITCH_FIELD,
+                Rule::MissingPrerequisite { feature: "self_collision = \"triangles\"", needs: "triangles" },
+            ));
+        }
+        let lengths = edges
+            .iter()
+            .map(|e| crate::topology::distance(positions[e[0] as usize], positions[e[1] as usize]));
+        let shortest = lengths.clone().fold(f32::INFINITY, f32::min);
+        let max = MAX_THICKNESS_SCALE * shortest;
+        if h > max {
+            return Err(err(
+                THICKNESS_FIELD,
+                Rule::AboveMaximum {
+                    value: widen(h),
+                    max: widen(max),
+                    why: "half the cloth's shortest rest edge; a thicker layer reaches across the cloth's own \
+                          triangles at rest and locks it (or use self_collision = \"particles\")",
+                },
+            ));
+        }
+        let offset = self.thickness.len() as u32;
+        Ok(PendingSurface {
+            n,
+            desc: Some(*desc),
+            triangles: triangles.iter().map(|t| t.map(|i| i + offset)).collect(),
+            edges: edges.iter().map(|e| [e[0].min(e[1]) + offset, e[0].max(e[1]) + offset]).collect(),
+            length: lengths.map(f64::from).sum(),
+        })
+    }
+
+    /// Appends a cloth prepared by [`SurfaceCollision::prepare`] (with nothing appended since).
+    pub(crate) fn commit(&mut self, pending: PendingSurface) {
+        let PendingSurface { n, desc, triangles, mut edges, length } = pending;
+        let offset = self.thickness.len() as u32;
+        let Some(desc) = desc else {
+            self.thickness.extend(std::iter::repeat_n(0.0, n));
+            self.friction.extend(std::iter::repeat_n(0.0, n));
+            return;
+        };
+        edges.sort_unstable();
+        edges.dedup();
+        self.triangles.extend(triangles);
+        self.edges.extend(edges);
+        self.edge_length_sum += length;
+        self.thickness.extend(std::iter::repeat_n(desc.thickness, n));
+        self.friction.extend(std::iter::repeat_n(desc.friction, n));
+        self.min_thickness =
+            if self.vertices.is_empty() { desc.thickness } else { self.min_thickness.min(desc.thickness) };
+        self.max_thickness = self.max_thickness.max(desc.thickness);
+        self.vertices.extend(offset..offset + n as u32);
+    }
+}
+
+/// A cloth's surface self-collision, checked, not yet appended.
+#[derive(Debug)]
+pub(crate) struct PendingSurface {
+    n: usize,
+    desc: Option<SelfCollisionDesc>,
+    triangles: Vec<[u32; 3]>,
+    edges: Vec<[u32; 2]>,
+    length: f64,
+}

@@ -1,0 +1,487 @@
+//! Surface self-collision (see `weft_core::surface_collision` for the model and the three
+//! stages of a step): the contact search, the projection and the guard, each one team phase of
+//! one work item (the contacts are projected in one fixed order, so the result is the same for
+//! any thread count; the broad phase is a sorted uniform grid).
+//!
+//! The pure functions ([`find_contacts`], [`project`], [`guard`]) run on whole slices; the
+//! stepper wraps each in a phase. `weft-reference` finds the same contacts and guard pairs by
+//! testing every pair, and the property tests hold the two to the same bits.
+
+use weft_core::proximity::PairKind;
+use weft_core::surface_collision::{Aabb, Contact, SurfaceCollision, common_shift};
+
+use crate::integrate::ParticleArrays;
+use crate::records::Record;
+use crate::shared::SharedSlice;
+use crate::team::Team;
+
+/// A feature whose box covers more cells than this is tested against every query instead.
+const MAX_CELLS: i64 = 64;
+
+/// Guard rounds before every moving free particle taking part goes back at once.
+pub const MAX_GUARD_ROUNDS: u32 = 16;
+
+/// What surface self-collision did in one step.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct SurfaceStats {
+    /// Contacts made by the search.
+    pub contacts: u64,
+    /// Contacts pushed apart (gap under the thickness) in some iteration, counted once per
+    /// iteration.
+    pub pushes: u64,
+    /// Particles the guard moved back to the start of the step.
+    pub reverted: u64,
+    /// Pairs the guard found that may touch with no free particle left to move back (pinned
+    /// particles on a path): left as they are.
+    pub unresolved: u64,
+}
+
+/// A uniform grid over boxes, hashed: each feature is entered in the bucket of every cell its
+/// box meets (buckets counting-sorted, so a build is `O(n)`). A query visits the cells of its
+/// box and reports each feature once, from the first cell the two boxes share.
+#[derive(Debug, Default)]
+struct Grid {
+    inv_cell: f32,
+    mask: usize,
+    /// `items[starts[b]..starts[b + 1]]`: the features entered in bucket `b`.
+    starts: Vec<u32>,
+    items: Vec<u32>,
+    /// Each feature's cells, `None` when they are too many (see `big`).
+    ranges: Vec<Option<([i64; 3], [i64; 3])>>,
+    /// Features whose boxes cover too many cells: part of every query's answer.
+    big: Vec<u32>,
+}
+
+fn cell_range(b: &Aabb, inv_cell: f32) -> Option<([i64; 3], [i64; 3])> {
+    let lo = b.min.map(|c| (c * inv_cell).floor() as i64);
+    let hi = b.max.map(|c| (c * inv_cell).floor() as i64);
+    let cells = (0..3).map(|k| (hi[k] - lo[k] + 1).max(1)).try_fold(1i64, |n, e| n.checked_mul(e))?;
+    (cells <= MAX_CELLS).then_some((lo, hi))
+}
+
+fn hash(c: [i64; 3]) -> usize {
+    let [x, y, z] = c.map(|v| v as u64);
+    (x.wrapping_mul(0x9E37_79B9_7F4A_7C15)
+        ^ y.wrapping_mul(0xC2B2_AE3D_27D4_EB4F)
+        ^ z.wrapping_mul(0x1656_67B1_9E37_79F9))
+    .rotate_left(29) as usize
+}
+
+fn for_cells(lo: [i64; 3], hi: [i64; 3], mut f: impl FnMut([i64; 3])) {
+    for x in lo[0]..=hi[0] {
+        for y in lo[1]..=hi[1] {
+            for z in lo[2]..=hi[2] {
+                f([x, y, z]);
+            }
+        }
+    }
+}
+
+impl Grid {
+    fn build(&mut self, boxes: &[Aabb], cell: f32) {
+        self.inv_cell = 1.0 / cell;
+        self.big.clear();
+        self.ranges.clear();
+        let inv = self.inv_cell;
+        self.ranges.extend(boxes.iter().map(|b| cell_range(b, inv)));
+        let entries: usize = self
+            .ranges
+            .iter()
+            .map(|r| r.map_or(0, |(lo, hi)| (0..3).map(|k| (hi[k] - lo[k] + 1) as usize).product()))
+            .sum();
+        let buckets = (2 * entries).next_power_of_two().max(16);
+        self.mask = buckets - 1;
+        self.starts.clear();
+        self.starts.resize(buckets + 1, 0);
+        for r in self.ranges.iter().flatten() {
+            for_cells(r.0, r.1, |c| self.starts[(hash(c) & self.mask) + 1] += 1);
+        }
+        for b in 0..buckets {
+            self.starts[b + 1] += self.starts[b];
+        }
+        self.items.clear();
+        self.items.resize(entries, 0);
+        let mut next = std::mem::take(&mut self.starts);
+        for (id, r) in self.ranges.iter().enumerate() {
+            match r {
+                Some((lo, hi)) => for_cells(*lo, *hi, |c| {
+                    let b = hash(c) & self.mask;
+                    self.items[next[b] as usize] = id as u32;
+                    next[b] += 1;
+                }),
+                None => self.big.push(id as u32),
+            }
+        }
+        // `next[b]` is now the end of bucket `b`, the start of `b + 1`.
+        next.rotate_right(1);
+        next[0] = 0;
+        self.starts = next;
+    }
+
+    /// The features whose cells meet `b`'s, ascending, without repeats, into `out`
+    /// (`all` features when `b` covers too many cells).
+    fn query(&self, b: &Aabb, all: usize, out: &mut Vec<u32>) {
+        out.clear();
+        match cell_range(b, self.inv_cell) {
+            None => out.extend(0..all as u32),
+            Some((lo, hi)) => {
+                for_cells(lo, hi, |c| {
+                    let bucket = hash(c) & self.mask;
+                    let items = &self.items[self.starts[bucket] as usize..self.starts[bucket + 1] as usize];
+                    for &id in items {
+                        let Some((elo, ehi)) = self.ranges[id as usize] else { continue };
+                        let inside = (0..3).all(|k| elo[k] <= c[k] && c[k] <= ehi[k]);
+                        // Reported from the first shared cell only.
+                        if inside && (0..3).all(|k| c[k] == lo[k].max(elo[k])) {
+                            out.push(id);
+                        }
+                    }
+                });
+                out.extend_from_slice(&self.big);
+                out.sort_unstable();
+                // A feature entered twice in one bucket (two of its cells hashed alike).
+                out.dedup();
+            }
+        }
+    }
+}
+
+/// The buffers of surface self-collision, kept between steps.
+#[derive(Debug, Default)]
+pub(crate) struct Scratch {
+    broad: BroadPhase,
+    /// The search's candidate pairs (see [`candidate_pairs`]), for the guard.
+    pairs: Vec<(PairKind, [u32; 4])>,
+    /// The translation taken out of the boxes in this step (m).
+    shift: [f32; 3],
+    /// Every particle's predicted position (the `now` of the search).
+    predicted: Vec<Record>,
+    contacts: Vec<Contact>,
+    marked: Vec<u32>,
+    stats: SurfaceStats,
+}
+
+impl Scratch {
+    /// What the last step did.
+    pub(crate) fn stats(&self) -> SurfaceStats {
+        self.stats
+    }
+}
+
+/// The buffers of a broad phase.
+#[derive(Debug, Default)]
+struct BroadPhase {
+    grid: Grid,
+    boxes: Vec<Aabb>,
+    near: Vec<u32>,
+}
+
+/// Every candidate pair of features for a step from `prev` to `now` (less `shift`, see
+/// `Aabb::swept`), in the fixed order:
+/// `on_pair(kind, particles)` for each vertex–triangle pair (vertex ascending, then triangle)
+/// whose boxes meet (the vertex's padded by `pad`), then each edge–edge pair `(e, f)`, `e < f`,
+/// sharing no particle, whose boxes meet (edge `e`'s padded).
+fn candidate_pairs(
+    sc: &SurfaceCollision,
+    prev: &[Record],
+    now: &[Record],
+    shift: [f32; 3],
+    pad: f32,
+    broad: &mut BroadPhase,
+    mut on_pair: impl FnMut(PairKind, [u32; 4]),
+) {
+    let BroadPhase { grid, boxes, near } = broad;
+    let cell = sc.mean_edge().max(pad).max(f32::MIN_POSITIVE);
+    let tris = sc.triangles();
+    boxes.clear();
+    boxes.extend(tris.iter().map(|t| Aabb::swept(t, prev, now, shift, 0.0)));
+    grid.build(boxes, cell);
+    for &v in sc.vertices() {
+        let vb = Aabb::swept(&[v], prev, now, shift, pad);
+        grid.query(&vb, tris.len(), near);
+        for &t in near.iter() {
+            let tri = tris[t as usize];
+            if !tri.contains(&v) && vb.overlaps(&boxes[t as usize]) {
+                on_pair(PairKind::VertexTriangle, [v, tri[0], tri[1], tri[2]]);
+            }
+        }
+    }
+    let edges = sc.edges();
+    boxes.clear();
+    boxes.extend(edges.iter().map(|e| Aabb::swept(e, prev, now, shift, 0.0)));
+    grid.build(boxes, cell);
+    for (e, &a) in edges.iter().enumerate() {
+        let eb = Aabb::swept(&a, prev, now, shift, pad);
+        grid.query(&eb, edges.len(), near);
+        for &f in near.iter().filter(|&&f| f as usize > e) {
+            let b = edges[f as usize];
+            if !a.contains(&b[0]) && !a.contains(&b[1]) && eb.overlaps(&boxes[f as usize]) {
+                on_pair(PairKind::EdgeEdge, [a[0], a[1], b[0], b[1]]);
+            }
+        }
+    }
+}
+
+/// The contacts of a step from `prev` to the prediction `now`, in the fixed order (see
+/// `weft_core::surface_collision`), into `s`, with the candidate pairs and the shift.
+fn find_contacts_into(sc: &SurfaceCollision, prev: &[Record], now: &[Record], s: &mut Scratch) {
+    s.contacts.clear();
+    s.pairs.clear();
+    s.shift = common_shift(sc.vertices(), prev, now);
+    s.predicted.clear();
+    s.predicted.extend_from_slice(now);
+    let (contacts, pairs) = (&mut s.contacts, &mut s.pairs);
+    candidate_pairs(sc, prev, now, s.shift, sc.search_pad(), &mut s.broad, |kind, p| {
+        pairs.push((kind, p));
+        let contact = match kind {
+            PairKind::VertexTriangle => sc.vertex_triangle_contact(p[0], [p[1], p[2], p[3]], prev, now),
+            PairKind::EdgeEdge => sc.edge_edge_contact([p[0], p[1]], [p[2], p[3]], prev, now),
+        };
+        contacts.extend(contact);
+    });
+}
+
+/// The contacts of a step from `prev` to the prediction `now` (positions in m), in the fixed
+/// order the projection takes them.
+pub fn find_contacts(sc: &SurfaceCollision, prev: &[Record], now: &[Record]) -> Vec<Contact> {
+    let mut s = Scratch::default();
+    find_contacts_into(sc, prev, now, &mut s);
+    s.contacts
+}
+
+/// One projection of every contact, in order (see `weft_core::surface_collision`): each
+/// particle moved is moved in `positions` and `displacement` alike (m). Returns the contacts
+/// pushed.
+pub fn project(contacts: &[Contact], positions: &mut [Record], displacement: &mut [Record]) -> u64 {
+    let mut pushes = 0;
+    for c in contacts {
+        let p = c.particles.map(|i| i as usize);
+        let x0 = positions[p[0]];
+        let mut g = [0.0f32; 3];
+        for k in 1..4 {
+            let x = positions[p[k]];
+            for a in 0..3 {
+                g[a] += c.weights[k] * (x[a] - x0[a]);
+            }
+        }
+        let n = c.normal;
+        let gap = n[0] * g[0] + n[1] * g[1] + n[2] * g[2] - c.thickness;
+        if gap >= 0.0 {
+            continue;
+        }
+        let inv = p.map(|i| positions[i][3]);
+        let denom: f32 = (0..4).map(|k| c.weights[k] * c.weights[k] * inv[k]).sum();
+        if denom <= 0.0 {
+            continue;
+        }
+        pushes += 1;
+        let push = -gap / denom;
+        for k in 0..4 {
+            let s = c.weights[k] * inv[k] * push;
+            for a in 0..3 {
+                positions[p[k]][a] += s * n[a];
+                displacement[p[k]][a] += s * n[a];
+            }
+        }
+        if c.friction <= 0.0 {
+            continue;
+        }
+        let mut u = [0.0f32; 3];
+        for k in 0..4 {
+            for a in 0..3 {
+                u[a] += c.weights[k] * displacement[p[k]][a];
+            }
+        }
+        let un = n[0] * u[0] + n[1] * u[1] + n[2] * u[2];
+        let slip = [u[0] - un * n[0], u[1] - un * n[1], u[2] - un * n[2]];
+        let length = (slip[0] * slip[0] + slip[1] * slip[1] + slip[2] * slip[2]).sqrt();
+        if length <= 0.0 {
+            continue;
+        }
+        let cut = (c.friction * -gap / length).min(1.0) / denom;
+        for k in 0..4 {
+            let s = -c.weights[k] * inv[k] * cut;
+            for a in 0..3 {
+                positions[p[k]][a] += s * slip[a];
+                displacement[p[k]][a] += s * slip[a];
+            }
+        }
+    }
+    pushes
+}
+
+/// The guard (see `weft_core::surface_collision`): moves the free particles of every pair that
+/// may touch during the step from `prev` to `positions` back to `prev` (with `displacement` 0),
+/// round after round until no pair may touch. The pairs checked are those whose boxes (less the
+/// step's shift) meet with the guard's gap; they are the search's candidates while every
+/// particle is within `(search pad − gap)/2` of its prediction (so every such pair is one of
+/// them), else a broad phase finds them. Returns `(reverted, unresolved)`.
+fn guard_into(
+    sc: &SurfaceCollision,
+    prev: &[Record],
+    positions: &mut [Record],
+    displacement: &mut [Record],
+    s: &mut Scratch,
+    searched: bool,
+) -> (u64, u64) {
+    let (gap, shift) = (sc.guard_gap(), s.shift);
+    let mut reverted = 0;
+    for round in 0..=MAX_GUARD_ROUNDS {
+        s.marked.clear();
+        let mut unresolved = 0;
+        let now: &[Record] = positions;
+        let reuse =
+            searched && 2.0 * farthest_from(sc.vertices(), now, &s.predicted) + gap <= 0.99 * sc.search_pad();
+        let marked = &mut s.marked;
+        let mut check = |kind: PairKind, p: [u32; 4]| {
+            if SurfaceCollision::boxes_meet(kind, p, prev, now, shift, gap)
+                && sc.may_touch(kind, p, prev, now)
+            {
+                let free = p.iter().filter(|&&i| now[i as usize][3] > 0.0 && moved(prev, now, i));
+                let before = marked.len();
+                marked.extend(free);
+                if marked.len() == before {
+                    unresolved += 1;
+                }
+            }
+        };
+        if reuse {
+            for &(kind, p) in &s.pairs {
+                check(kind, p);
+            }
+        } else {
+            candidate_pairs(sc, prev, now, shift, gap, &mut s.broad, check);
+        }
+        if s.marked.is_empty() {
+            return (reverted, unresolved);
+        }
+        if round == MAX_GUARD_ROUNDS {
+            // Every moving free particle back: the start of the step was free of crossings.
+            s.marked.clear();
+            let movers = sc
+                .vertices()
+                .iter()
+                .filter(|&&i| positions[i as usize][3] > 0.0 && moved(prev, positions, i));
+            s.marked.extend(movers);
+        }
+        s.marked.sort_unstable();
+        s.marked.dedup();
+        for &i in &s.marked {
+            let i = i as usize;
+            let w = positions[i][3];
+            positions[i] = [prev[i][0], prev[i][1], prev[i][2], w];
+            displacement[i] = [0.0; 4];
+        }
+        reverted += s.marked.len() as u64;
+    }
+    (reverted, 0)
+}
+
+/// The largest distance in m of a particle of `vertices` in `now` from its place in `then`.
+fn farthest_from(vertices: &[u32], now: &[Record], then: &[Record]) -> f32 {
+    let mut most = 0.0f32;
+    for &i in vertices {
+        let (a, b) = (now[i as usize], then[i as usize]);
+        let d = [a[0] - b[0], a[1] - b[1], a[2] - b[2]];
+        most = most.max((d[0] * d[0] + d[1] * d[1] + d[2] * d[2]).sqrt());
+    }
+    // Rounding of the boxes: a hair more.
+    most * 1.001
+}
+
+/// Whether particle `i` is not where it was at the start of the step.
+fn moved(prev: &[Record], now: &[Record], i: u32) -> bool {
+    let (a, b) = (prev[i as usize], now[i as usize]);
+    a[0] != b[0] || a[1] != b[1] || a[2] != b[2]
+}
+
+/// The guard of a step from `prev` to `positions` with its own buffers and a broad phase of its
+/// own, the boxes less `shift` (m; see `weft_core::surface_collision::common_shift`). Returns
+/// `(reverted, unresolved)`.
+pub fn guard(
+    sc: &SurfaceCollision,
+    prev: &[Record],
+    positions: &mut [Record],
+    displacement: &mut [Record],
+    shift: [f32; 3],
+) -> (u64, u64) {
+    let mut s = Scratch { shift, ..Scratch::default() };
+    guard_into(sc, prev, positions, displacement, &mut s, false)
+}
+
+/// The team's handle on the buffers (one element: the phases below are one work item each).
+pub(crate) type SharedScratch<'a> = SharedSlice<'a, Scratch>;
+
+/// Stage 4 of a step: the contacts, at the prediction.
+pub(crate) fn search_phase(
+    team: &Team<'_>,
+    sc: &SurfaceCollision,
+    scratch: SharedScratch<'_>,
+    p: &ParticleArrays<'_>,
+) {
+    if sc.is_empty() {
+        return;
+    }
+    team.for_each(1, |phase, _| {
+        // SAFETY: one work item in this phase; nothing writes the positions or the previous
+        // positions in it, and this item alone touches the scratch.
+        let (s, prev, now) =
+            unsafe { (&mut scratch.write(phase, 0..1)[0], p.prev.read(phase), p.positions.read(phase)) };
+        s.stats = SurfaceStats::default();
+        find_contacts_into(sc, prev, now, s);
+        s.stats.contacts = s.contacts.len() as u64;
+    });
+}
+
+/// Stage 5, in each iteration: one projection of the step's contacts.
+pub(crate) fn solve_phase(
+    team: &Team<'_>,
+    sc: &SurfaceCollision,
+    scratch: SharedScratch<'_>,
+    p: &ParticleArrays<'_>,
+) {
+    if sc.is_empty() {
+        return;
+    }
+    team.for_each(1, |phase, _| {
+        let len = p.len;
+        // SAFETY: one work item in this phase, so no other item touches the positions, the
+        // displacements or the scratch.
+        let (s, x, d) = unsafe {
+            (
+                &mut scratch.write(phase, 0..1)[0],
+                p.positions.write(phase, 0..len),
+                p.displacement.write(phase, 0..len),
+            )
+        };
+        s.stats.pushes += project(&s.contacts, x, d);
+    });
+}
+
+/// The guard, after every other stage that moves particles and before the velocities.
+pub(crate) fn guard_phase(
+    team: &Team<'_>,
+    sc: &SurfaceCollision,
+    scratch: SharedScratch<'_>,
+    p: &ParticleArrays<'_>,
+) {
+    if sc.is_empty() {
+        return;
+    }
+    team.for_each(1, |phase, _| {
+        let len = p.len;
+        // SAFETY: one work item in this phase, so no other item touches the positions, the
+        // displacements or the scratch; nothing writes the previous positions in it.
+        let (s, prev, x, d) = unsafe {
+            (
+                &mut scratch.write(phase, 0..1)[0],
+                p.prev.read(phase),
+                p.positions.write(phase, 0..len),
+                p.displacement.write(phase, 0..len),
+            )
+        };
+        let (reverted, unresolved) = guard_into(sc, prev, x, d, s, true);
+        s.stats.reverted = reverted;
+        s.stats.unresolved = unresolved;
+    });
+}
