@@ -101,13 +101,25 @@ pub(crate) fn summary(report: &BakeReport) -> String {
             report.totals.colliders.swept
         );
     }
+    let surface = report.totals.surface;
+    if surface.contacts > 0 || surface.reverted > 0 || surface.unresolved > 0 {
+        let _ = writeln!(
+            s,
+            "  surface self-collision: {} made, {} pushed apart; the guard moved {} back to the start              of their step, {} left (no free particle to move)",
+            count(surface.contacts, "contact"),
+            surface.pushes,
+            count(surface.reverted, "particle"),
+            count(surface.unresolved, "pair")
+        );
+    }
     if let Some(last) = last_measured {
         let pairs = |f: &FrameStats| f.intersections.unwrap_or(0);
         let worst = measured.iter().max_by_key(|f| (pairs(f), std::cmp::Reverse(f.frame)));
         let (most, at) = worst.map_or((0, 0), |f| (pairs(f), f.frame));
+        let start = report.start_intersections.map_or(String::new(), |n| format!("; {n} at the start (frame 0)"));
         let _ = writeln!(
             s,
-            "  intersecting triangle pairs{of_frames}: {} after the last frame, at most {} (frame {})",
+            "  intersecting triangle pairs{of_frames}: {} after the last frame, at most {} (frame {}){start}",
             pairs(last),
             most,
             at,
@@ -214,6 +226,7 @@ mod tests {
             dropped_at_build: 0,
             totals: weft::kernels::StepStats { held, ..Default::default() },
             per_frame: Vec::new(),
+            start_intersections: None,
             threads: 1,
             kernel: KernelPath::Simd,
             files: Vec::new(),
@@ -245,6 +258,7 @@ mod tests {
             steps: 4 + 16 + 4 + 16 + 8,
             redone_steps: 4 + 8,
             per_frame: vec![frame(1, 4, 0.01), frame(2, 16, 0.031), frame(3, 16, 0.0304)],
+            start_intersections: None,
             ..report(0)
         };
         let s = summary(&r);

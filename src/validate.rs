@@ -119,6 +119,29 @@ pub fn describe(model: &Model) -> String {
             report.following_pins
         );
     }
+    let sc = model.surface_collision();
+    if !sc.is_empty() {
+        let _ = writeln!(
+            s,
+            "self-collision: triangles: {} vertices, {} triangles, {} edges, {} m thick at most, guard gap {} m",
+            sc.vertices().len(),
+            sc.triangles().len(),
+            sc.edges().len(),
+            sc.max_thickness(),
+            sc.guard_gap()
+        );
+    }
+    let mut triangles = Vec::new();
+    for c in model.cloths() {
+        triangles.extend(c.triangles.iter().map(|t| t.map(|i| i + c.particles.start as u32)));
+    }
+    let x: Vec<[f32; 3]> = model.particles().positions().iter().map(|p| [p[0], p[1], p[2]]).collect();
+    let crossing = weft_core::quality::intersecting_pairs(&x, &triangles);
+    let _ = writeln!(
+        s,
+        "intersecting:   {crossing} pairs of triangles cross at the start{}",
+        if crossing > 0 { " (self-collision does not undo them)" } else { "" }
+    );
     let _ = writeln!(s, "particles:      {} ({} pinned)", report.particles, report.pinned);
     let _ = writeln!(
         s,

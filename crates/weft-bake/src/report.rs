@@ -60,6 +60,10 @@ pub struct BakeReport {
     pub totals: StepStats,
     /// One entry per frame, frame 1 first.
     pub per_frame: Vec<FrameStats>,
+    /// Intersecting pairs of non-adjacent triangles in the scene's initial state (frame 0), or
+    /// `None` for a bake resumed from a checkpoint. Self-collision does not undo crossings it
+    /// starts with (surface self-collision keeps them from growing).
+    pub start_intersections: Option<u64>,
     /// Threads of the pool the bake ran in.
     pub threads: usize,
     /// The kernel path used.

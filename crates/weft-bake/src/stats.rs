@@ -101,7 +101,8 @@ pub const STATS_FILE: &str = "stats.csv";
 /// frames not measured fully ([`StatsLevel`]).
 pub const STATS_HEADER: &str = "frame,time_s,substeps,degenerate,distance_max_abs_c_m,distance_mean_abs_c_m,\
 distance_max_strain,bending_max_abs_c_rad,bending_mean_abs_c_rad,tether_max_excess_m,volume_max_rel_error,\
-intersecting_triangle_pairs,max_stretch,collider_deep_particles";
+intersecting_triangle_pairs,max_stretch,collider_deep_particles,surface_contacts,surface_reverted,\
+surface_unresolved";
 
 /// What the quality columns of [`STATS_FILE`] measure: every cloth's triangles (model indices) and
 /// stretch edges with their rest lengths, gathered once per bake, and the buffers of the
@@ -175,7 +176,7 @@ pub fn stats_row(f: &FrameStats) -> String {
     let r = |k: &weft_kernels::KindStats| k.residual;
     let (d, b, t, v) = (r(&f.step.distance), r(&f.step.bending), r(&f.step.tethers), r(&f.step.volume));
     format!(
-        "{},{:?},{},{},{},{},{},{},{},{},{},{},{:?},{}\n",
+        "{},{:?},{},{},{},{},{},{},{},{},{},{},{:?},{},{},{},{}\n",
         f.frame,
         f.time,
         f.substeps,
@@ -189,7 +190,10 @@ pub fn stats_row(f: &FrameStats) -> String {
         field(v.map(|v| v.max_rel)),
         field(f.intersections),
         f.max_stretch,
-        field(f.step.colliders.deep)
+        field(f.step.colliders.deep),
+        f.step.surface.contacts,
+        f.step.surface.reverted,
+        f.step.surface.unresolved
     )
 }
 
@@ -234,9 +238,9 @@ mod tests {
         assert_eq!(
             stats_csv(&[rows[0], measured, unmeasured]),
             format!(
-                "{STATS_HEADER}\n1,0.1,16,3,0.5,0.25,0.25,,,,,4,0.125,\n\
-                 2,0.1,16,3,0.5,0.25,0.25,0.0,0.0,0.0,0.0,4,0.125,0\n\
-                 3,0.1,16,0,,,,,,,,,0.125,\n"
+                "{STATS_HEADER}\n1,0.1,16,3,0.5,0.25,0.25,,,,,4,0.125,,0,0,0\n\
+                 2,0.1,16,3,0.5,0.25,0.25,0.0,0.0,0.0,0.0,4,0.125,0,0,0,0\n\
+                 3,0.1,16,0,,,,,,,,,0.125,,0,0,0\n"
             )
         );
     }

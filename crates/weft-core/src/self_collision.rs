@@ -82,7 +82,19 @@ pub struct SelfCollision {
 /// [`SelfCollision::key`], left out of equality and of the `Debug` form: every value is equal
 /// to every other and prints as `_`.
 #[derive(Clone, Copy, Default)]
-struct DataKey(u64);
+pub(crate) struct DataKey(u64);
+
+impl DataKey {
+    /// A key no other data of this process had.
+    pub(crate) fn fresh() -> Self {
+        DataKey(LAST_KEY.fetch_add(1, Ordering::Relaxed) + 1)
+    }
+
+    /// Its number.
+    pub(crate) fn get(self) -> u64 {
+        self.0
+    }
+}
 
 impl PartialEq for DataKey {
     fn eq(&self, _: &Self) -> bool {
@@ -233,7 +245,7 @@ impl SelfCollision {
     /// Appends a cloth prepared by [`SelfCollision::prepare`] (with nothing appended since).
     pub(crate) fn commit(&mut self, pending: PendingCloth) {
         let PendingCloth { n, desc, starts, lists } = pending;
-        self.key = DataKey(LAST_KEY.fetch_add(1, Ordering::Relaxed) + 1);
+        self.key = DataKey::fresh();
         let offset = self.thickness.len() as u32;
         if self.excluded_start.is_empty() {
             self.excluded_start.push(0);

@@ -41,7 +41,7 @@
 use crate::error::{BuildError, Rule, widen};
 use crate::particles::RECORD;
 use crate::proximity::{self, P, PairKind};
-use crate::self_collision::{FRICTION_FIELD, SWITCH_FIELD, SelfCollisionDesc, THICKNESS_FIELD};
+use crate::self_collision::{DataKey, FRICTION_FIELD, SWITCH_FIELD, SelfCollisionDesc, THICKNESS_FIELD};
 
 /// The largest thickness, as a multiple of the cloth's shortest rest edge (module docs).
 pub const MAX_THICKNESS_SCALE: f32 = 0.5;
@@ -70,6 +70,8 @@ pub struct SurfaceCollision {
     edge_length_sum: f64,
     min_thickness: f32,
     max_thickness: f32,
+    /// See [`SurfaceCollision::key`].
+    key: DataKey,
 }
 
 /// An axis-aligned box in m.
@@ -102,6 +104,11 @@ impl Aabb {
             b.max[k] += pad;
         }
         b
+    }
+
+    /// The box grown by `pad` (m) on every side (the same bits as [`Aabb::swept`] with that pad).
+    pub fn grown(&self, pad: f32) -> Aabb {
+        Aabb { min: self.min.map(|c| c - pad), max: self.max.map(|c| c + pad) }
     }
 
     /// Whether the two boxes share a point.
@@ -149,6 +156,13 @@ impl SurfaceCollision {
     /// True when no particle takes part.
     pub fn is_empty(&self) -> bool {
         self.vertices.is_empty()
+    }
+
+    /// A number that names this data (as `SelfCollision::key`): each cloth appended takes a key
+    /// no other data of this process had, a clone keeps it, and equality and `Debug` leave it
+    /// out. The solver keeps its candidate pairs between steps while the key stays the same.
+    pub fn key(&self) -> u64 {
+        self.key.get()
     }
 
     /// The triangles of the cloths taking part (model particle indices).
@@ -366,6 +380,7 @@ impl SurfaceCollision {
     pub(crate) fn commit(&mut self, pending: PendingSurface) {
         let PendingSurface { n, desc, triangles, mut edges, length } = pending;
         let offset = self.thickness.len() as u32;
+        self.key = DataKey::fresh();
         let Some(desc) = desc else {
             self.thickness.extend(std::iter::repeat_n(0.0, n));
             self.friction.extend(std::iter::repeat_n(0.0, n));

@@ -135,6 +135,7 @@ impl StepStats {
         s.pushes += l.pushes;
         s.reverted += l.reverted;
         s.unresolved += l.unresolved;
+        s.rebuilds += l.rebuilds;
         self.dropped_at_build = later.dropped_at_build;
     }
 }

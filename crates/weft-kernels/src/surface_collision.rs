@@ -34,6 +34,8 @@ pub struct SurfaceStats {
     /// Pairs the guard found that may touch with no free particle left to move back (pinned
     /// particles on a path): left as they are.
     pub unresolved: u64,
+    /// Times the kept candidate pairs were found again.
+    pub rebuilds: u64,
 }
 
 /// A uniform grid over boxes, hashed: each feature is entered in the bucket of every cell its
@@ -149,9 +151,13 @@ impl Grid {
 /// The buffers of surface self-collision, kept between steps.
 #[derive(Debug, Default)]
 pub(crate) struct Scratch {
-    broad: BroadPhase,
-    /// The search's candidate pairs (see [`candidate_pairs`]), for the guard.
-    pairs: Vec<(PairKind, [u32; 4])>,
+    grid: Grid,
+    near: Vec<u32>,
+    boxes: FeatureBoxes,
+    /// Candidate pairs kept between steps (see [`Kept`]).
+    kept: Kept,
+    /// The search's candidate pairs, for the guard.
+    pairs: Vec<Pair>,
     /// The translation taken out of the boxes in this step (m).
     shift: [f32; 3],
     /// Every particle's predicted position (the `now` of the search).
@@ -168,55 +174,124 @@ impl Scratch {
     }
 }
 
-/// The buffers of a broad phase.
-#[derive(Debug, Default)]
-struct BroadPhase {
-    grid: Grid,
-    boxes: Vec<Aabb>,
-    near: Vec<u32>,
+/// A pair of features: a vertex (particle) and a triangle (index into
+/// `SurfaceCollision::triangles`), or two edges (indices into `SurfaceCollision::edges`, the
+/// first lower).
+type Pair = (PairKind, u32, u32);
+
+/// The four particles of `pair` (as `weft_core::surface_collision::Contact::particles`).
+fn particles(sc: &SurfaceCollision, (kind, a, b): Pair) -> [u32; 4] {
+    match kind {
+        PairKind::VertexTriangle => {
+            let t = sc.triangles()[b as usize];
+            [a, t[0], t[1], t[2]]
+        }
+        PairKind::EdgeEdge => {
+            let (e, f) = (sc.edges()[a as usize], sc.edges()[b as usize]);
+            [e[0], e[1], f[0], f[1]]
+        }
+    }
 }
 
-/// Every candidate pair of features for a step from `prev` to `now` (less `shift`, see
-/// `Aabb::swept`), in the fixed order:
-/// `on_pair(kind, particles)` for each vertex–triangle pair (vertex ascending, then triangle)
-/// whose boxes meet (the vertex's padded by `pad`), then each edge–edge pair `(e, f)`, `e < f`,
-/// sharing no particle, whose boxes meet (edge `e`'s padded).
+/// Every feature's box for a step (`Aabb::swept` with no pad): the boxes the broad phases and
+/// `SurfaceCollision::boxes_meet` test, computed once per step.
+#[derive(Debug, Default)]
+struct FeatureBoxes {
+    /// Indexed by particle (only those taking part are set).
+    vertices: Vec<Aabb>,
+    triangles: Vec<Aabb>,
+    edges: Vec<Aabb>,
+}
+
+impl FeatureBoxes {
+    fn fill(&mut self, sc: &SurfaceCollision, prev: &[Record], now: &[Record], shift: [f32; 3]) {
+        let empty = Aabb { min: [0.0; 3], max: [0.0; 3] };
+        self.vertices.resize(prev.len(), empty);
+        for &v in sc.vertices() {
+            self.vertices[v as usize] = Aabb::swept(&[v], prev, now, shift, 0.0);
+        }
+        self.triangles.clear();
+        self.triangles.extend(sc.triangles().iter().map(|t| Aabb::swept(t, prev, now, shift, 0.0)));
+        self.edges.clear();
+        self.edges.extend(sc.edges().iter().map(|e| Aabb::swept(e, prev, now, shift, 0.0)));
+    }
+
+    /// `SurfaceCollision::boxes_meet` of the pair, from the boxes.
+    fn meet(&self, (kind, a, b): Pair, pad: f32) -> bool {
+        match kind {
+            PairKind::VertexTriangle => self.vertices[a as usize].grown(pad).overlaps(&self.triangles[b as usize]),
+            PairKind::EdgeEdge => self.edges[a as usize].grown(pad).overlaps(&self.edges[b as usize]),
+        }
+    }
+}
+
+/// How much farther than a step's search the kept candidate pairs reach, as a multiple of the
+/// mean edge: half of it is how far a particle may move, relative to the cloths' common drift,
+/// before they are found again.
+pub const KEEP_MARGIN: f32 = 1.0;
+
+/// Candidate pairs kept between steps: every pair whose boxes at `anchor` (each the features'
+/// positions, the first grown by the search pad plus the margin) meet. While every particle's
+/// positions at a step's start and prediction, less the drift since, are within half the margin
+/// of its anchor, every pair the step's own broad phase would find is among them.
+#[derive(Debug, Default)]
+struct Kept {
+    pairs: Vec<Pair>,
+    anchor: Vec<Record>,
+    /// The sum of the steps' shifts since the anchor (m).
+    drift: [f64; 3],
+    /// The data they were found for (`SurfaceCollision::key`); 0: none.
+    key: u64,
+}
+
+impl Kept {
+    /// Whether the kept pairs hold every candidate of a step from `prev` to `now` less `shift`.
+    fn covers(&self, sc: &SurfaceCollision, prev: &[Record], now: &[Record], shift: [f32; 3]) -> bool {
+        if self.key == 0 || self.key != sc.key() || self.anchor.len() != prev.len() {
+            return false;
+        }
+        let reach = 0.5 * KEEP_MARGIN * sc.mean_edge() * 0.99 - 1e-6;
+        let c = self.drift.map(|d| d as f32);
+        let near = |x: Record, shift: [f32; 3], a: Record| (0..3).all(|k| (x[k] - shift[k] - c[k] - a[k]).abs() <= reach);
+        sc.vertices().iter().all(|&i| {
+            let (i, a) = (i as usize, self.anchor[i as usize]);
+            near(prev[i], [0.0; 3], a) && near(now[i], shift, a)
+        })
+    }
+}
+
+/// Every candidate pair of features whose `boxes` meet (the first feature's grown by `pad`), in
+/// the fixed order: `on_pair` for each vertex–triangle pair (vertex ascending, then triangle),
+/// then each edge–edge pair `(e, f)`, `e < f`, sharing no particle.
 fn candidate_pairs(
     sc: &SurfaceCollision,
-    prev: &[Record],
-    now: &[Record],
-    shift: [f32; 3],
+    boxes: &FeatureBoxes,
     pad: f32,
-    broad: &mut BroadPhase,
-    mut on_pair: impl FnMut(PairKind, [u32; 4]),
+    grid: &mut Grid,
+    near: &mut Vec<u32>,
+    mut on_pair: impl FnMut(Pair),
 ) {
-    let BroadPhase { grid, boxes, near } = broad;
     let cell = sc.mean_edge().max(pad).max(f32::MIN_POSITIVE);
     let tris = sc.triangles();
-    boxes.clear();
-    boxes.extend(tris.iter().map(|t| Aabb::swept(t, prev, now, shift, 0.0)));
-    grid.build(boxes, cell);
+    grid.build(&boxes.triangles, cell);
     for &v in sc.vertices() {
-        let vb = Aabb::swept(&[v], prev, now, shift, pad);
-        grid.query(&vb, tris.len(), near);
+        grid.query(&boxes.vertices[v as usize].grown(pad), tris.len(), near);
         for &t in near.iter() {
-            let tri = tris[t as usize];
-            if !tri.contains(&v) && vb.overlaps(&boxes[t as usize]) {
-                on_pair(PairKind::VertexTriangle, [v, tri[0], tri[1], tri[2]]);
+            let pair = (PairKind::VertexTriangle, v, t);
+            if !tris[t as usize].contains(&v) && boxes.meet(pair, pad) {
+                on_pair(pair);
             }
         }
     }
     let edges = sc.edges();
-    boxes.clear();
-    boxes.extend(edges.iter().map(|e| Aabb::swept(e, prev, now, shift, 0.0)));
-    grid.build(boxes, cell);
-    for (e, &a) in edges.iter().enumerate() {
-        let eb = Aabb::swept(&a, prev, now, shift, pad);
-        grid.query(&eb, edges.len(), near);
+    grid.build(&boxes.edges, cell);
+    for (e, a) in edges.iter().enumerate() {
+        grid.query(&boxes.edges[e].grown(pad), edges.len(), near);
         for &f in near.iter().filter(|&&f| f as usize > e) {
             let b = edges[f as usize];
-            if !a.contains(&b[0]) && !a.contains(&b[1]) && eb.overlaps(&boxes[f as usize]) {
-                on_pair(PairKind::EdgeEdge, [a[0], a[1], b[0], b[1]]);
+            let pair = (PairKind::EdgeEdge, e as u32, f);
+            if !a.contains(&b[0]) && !a.contains(&b[1]) && boxes.meet(pair, pad) {
+                on_pair(pair);
             }
         }
     }
@@ -230,15 +305,44 @@ fn find_contacts_into(sc: &SurfaceCollision, prev: &[Record], now: &[Record], s:
     s.shift = common_shift(sc.vertices(), prev, now);
     s.predicted.clear();
     s.predicted.extend_from_slice(now);
-    let (contacts, pairs) = (&mut s.contacts, &mut s.pairs);
-    candidate_pairs(sc, prev, now, s.shift, sc.search_pad(), &mut s.broad, |kind, p| {
-        pairs.push((kind, p));
-        let contact = match kind {
+    let (shift, pad) = (s.shift, sc.search_pad());
+    if !s.kept.covers(sc, prev, now, shift) {
+        // Found again at the start of the step.
+        let k = &mut s.kept;
+        k.anchor.clear();
+        k.anchor.extend_from_slice(prev);
+        k.drift = [0.0; 3];
+        k.key = sc.key();
+        k.pairs.clear();
+        s.boxes.fill(sc, prev, prev, [0.0; 3]);
+        let reach = pad + KEEP_MARGIN * sc.mean_edge();
+        candidate_pairs(sc, &s.boxes, reach, &mut s.grid, &mut s.near, |pair| k.pairs.push(pair));
+        s.stats.rebuilds += 1;
+    }
+    s.boxes.fill(sc, prev, now, shift);
+    let (contacts, pairs, boxes) = (&mut s.contacts, &mut s.pairs, &s.boxes);
+    let mut on_pair = |pair: Pair| {
+        pairs.push(pair);
+        let p = particles(sc, pair);
+        let contact = match pair.0 {
             PairKind::VertexTriangle => sc.vertex_triangle_contact(p[0], [p[1], p[2], p[3]], prev, now),
             PairKind::EdgeEdge => sc.edge_edge_contact([p[0], p[1]], [p[2], p[3]], prev, now),
         };
         contacts.extend(contact);
-    });
+    };
+    if s.kept.covers(sc, prev, now, shift) {
+        for &pair in &s.kept.pairs {
+            if boxes.meet(pair, pad) {
+                on_pair(pair);
+            }
+        }
+    } else {
+        // Faster than the margin: this step's own broad phase.
+        candidate_pairs(sc, boxes, pad, &mut s.grid, &mut s.near, on_pair);
+    }
+    for (d, t) in s.kept.drift.iter_mut().zip(shift) {
+        *d += t as f64;
+    }
 }
 
 /// The contacts of a step from `prev` to the prediction `now` (positions in m), in the fixed
@@ -330,13 +434,13 @@ fn guard_into(
         s.marked.clear();
         let mut unresolved = 0;
         let now: &[Record] = positions;
+        s.boxes.fill(sc, prev, now, shift);
         let reuse =
             searched && 2.0 * farthest_from(sc.vertices(), now, &s.predicted) + gap <= 0.99 * sc.search_pad();
-        let marked = &mut s.marked;
-        let mut check = |kind: PairKind, p: [u32; 4]| {
-            if SurfaceCollision::boxes_meet(kind, p, prev, now, shift, gap)
-                && sc.may_touch(kind, p, prev, now)
-            {
+        let (marked, boxes) = (&mut s.marked, &s.boxes);
+        let mut check = |pair: Pair| {
+            let p = particles(sc, pair);
+            if boxes.meet(pair, gap) && sc.may_touch(pair.0, p, prev, now) {
                 let free = p.iter().filter(|&&i| now[i as usize][3] > 0.0 && moved(prev, now, i));
                 let before = marked.len();
                 marked.extend(free);
@@ -346,11 +450,11 @@ fn guard_into(
             }
         };
         if reuse {
-            for &(kind, p) in &s.pairs {
-                check(kind, p);
+            for &pair in &s.pairs {
+                check(pair);
             }
         } else {
-            candidate_pairs(sc, prev, now, shift, gap, &mut s.broad, check);
+            candidate_pairs(sc, boxes, gap, &mut s.grid, &mut s.near, check);
         }
         if s.marked.is_empty() {
             return (reverted, unresolved);
