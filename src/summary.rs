@@ -105,7 +105,8 @@ pub(crate) fn summary(report: &BakeReport) -> String {
     if surface.contacts > 0 || surface.reverted > 0 || surface.unresolved > 0 {
         let _ = writeln!(
             s,
-            "  surface self-collision: {} made, {} pushed apart; the guard moved {} back to the start              of their step, {} left (no free particle to move)",
+            "  surface self-collision: {} made, {} pushed apart; the guard moved {} back to the start \
+             of their step, {} left (no free particle to move)",
             count(surface.contacts, "contact"),
             surface.pushes,
             count(surface.reverted, "particle"),
@@ -116,7 +117,8 @@ pub(crate) fn summary(report: &BakeReport) -> String {
         let pairs = |f: &FrameStats| f.intersections.unwrap_or(0);
         let worst = measured.iter().max_by_key(|f| (pairs(f), std::cmp::Reverse(f.frame)));
         let (most, at) = worst.map_or((0, 0), |f| (pairs(f), f.frame));
-        let start = report.start_intersections.map_or(String::new(), |n| format!("; {n} at the start (frame 0)"));
+        let start =
+            report.start_intersections.map_or(String::new(), |n| format!("; {n} at the start (frame 0)"));
         let _ = writeln!(
             s,
             "  intersecting triangle pairs{of_frames}: {} after the last frame, at most {} (frame {}){start}",
