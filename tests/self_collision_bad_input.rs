@@ -34,12 +34,23 @@ fn each_bad_key_is_named_with_its_line() {
             ["bad.toml:10:", "self_friction", "negative"],
         ),
         ("self_collision = true", ["bad.toml:8:", "self_collision", "self_thickness"]),
-        ("self_thickness = 0.01", ["bad.toml:8:", "self_thickness", "self_collision = true"]),
+        ("self_thickness = 0.01", ["bad.toml:8:", "self_thickness", "self_collision = \"triangles\""]),
         (
             "self_collision = false\nself_friction = 0.5",
-            ["bad.toml:9:", "self_friction", "self_collision = true"],
+            ["bad.toml:9:", "self_friction", "self_collision = \"triangles\""],
         ),
-        ("self_collision = 1", ["bad.toml:8:", "boolean", ""]),
+        ("self_collision = 1", ["bad.toml:8:", "true, false, \"particles\" or \"triangles\"", ""]),
+        ("self_collision = \"cloth\"", ["bad.toml:8:", "\"cloth\"", "\"particles\" or \"triangles\""]),
+        // Surface self-collision needs triangles (this cloth has none) ...
+        (
+            "self_collision = \"triangles\"\nself_thickness = 0.01",
+            ["cloth 'c': self_collision", "needs triangles", ""],
+        ),
+        // ... and a thickness of at most half the shortest edge (1 m here).
+        (
+            "triangles = [[0, 1, 2]]\nself_collision = \"triangles\"\nself_thickness = 0.6",
+            ["bad.toml:10:", "self_thickness", "at most 0.5"],
+        ),
         ("self_collision = true\nself_thickness = 1e40", ["bad.toml:9:", "self_thickness", ""]),
     ] {
         let e = error(keys);

@@ -42,6 +42,7 @@ use anyhow::Context as _;
 use rayon::{ThreadPool, ThreadPoolBuilder};
 use weft_bake::stats::Quality;
 use weft_core::limits::Limits;
+use weft_core::self_collision::SelfCollisionMode;
 use weft_core::{Model, ModelBuilder, SimSettings};
 use weft_kernels::bending::Bending;
 use weft_kernels::distance::Distance;
@@ -347,7 +348,11 @@ fn frame_rows(n: u32, rounds: usize, threads: usize, out: &mut String) -> anyhow
 /// The pile of `examples/pile.toml` (see [`crate::pile`](mod@crate::pile)) at 60 fps, [`SUBSTEPS`] substeps and
 /// [`ITERATIONS`] iterations, with self-collision (2.5 cm thickness, friction 0.3) or without,
 /// after it has collapsed for `settle` time steps on `threads` threads (so layers lie on layers).
-fn settled_pile(shape: &PileShape, self_collision: bool, settle: u32) -> anyhow::Result<Model> {
+fn settled_pile(
+    shape: &PileShape,
+    self_collision: Option<SelfCollisionMode>,
+    settle: u32,
+) -> anyhow::Result<Model> {
     let settings = SimSettings {
         fps: 60.0,
         substeps: SUBSTEPS,
@@ -355,12 +360,41 @@ fn settled_pile(shape: &PileShape, self_collision: bool, settle: u32) -> anyhow:
         velocity_damping: 1.0,
         ..SimSettings::default()
     };
-    let contact = weft_core::self_collision::SelfCollisionDesc { thickness: 0.025, friction: 0.3 };
     let mut builder = ModelBuilder::new(settings, Limits::default())?;
-    builder.add_cloth(&pile_cloth(shape, self_collision.then_some(contact)))?;
+    let mut cloth = pile_cloth(shape, None);
+    if let Some(mode) = self_collision {
+        let thickness = if mode == SelfCollisionMode::Particles { 0.025 } else { 0.005 };
+        cloth.self_collision =
+            Some(weft_core::self_collision::SelfCollisionDesc { thickness, friction: 0.3 });
+        cloth.self_collision_mode = mode;
+    }
+    builder.add_cloth(&cloth)?;
     let mut model = builder.build()?;
     for _ in 0..settle {
         weft_kernels::step(&mut model, &StepOptions::default());
+    }
+    Ok(model)
+}
+
+/// Substeps per frame of the folding sheet of the self-collision rows.
+const FOLD_SUBSTEPS: u32 = 16;
+
+/// `examples/fold.toml` (a sheet whose edge is carried over it and laid on top), with surface
+/// self-collision or without, at a fixed [`FOLD_SUBSTEPS`] substeps, after `settle` frames of
+/// 1/60 s on the current pool.
+fn folding_sheet(self_collision: bool, settle: u32) -> anyhow::Result<Model> {
+    let text = include_str!("../../../examples/fold.toml");
+    let text: String = if self_collision {
+        text.to_string()
+    } else {
+        text.lines().filter(|l| !l.starts_with("self_")).map(|l| format!("{l}\n")).collect()
+    };
+    let scene = weft_io::scene::parse_scene(&text, std::path::Path::new("fold.toml"), &Limits::default())?;
+    let mut model = scene.build_model()?;
+    model.set_substeps(FOLD_SUBSTEPS)?;
+    let mut stepper = Stepper::new(StepOptions::default());
+    for _ in 0..settle * FOLD_SUBSTEPS {
+        stepper.step(&mut model);
     }
     Ok(model)
 }
@@ -386,7 +420,8 @@ fn swinging_flag(self_collision: bool, settle: u32) -> anyhow::Result<Model> {
     Ok(model)
 }
 
-/// Runs the self-collision rows: the collapsed pile and the swinging demo flag, milliseconds per
+/// Runs the self-collision rows: the collapsed pile (particle and surface self-collision), the
+/// folding sheet (surface) and the swinging demo flag (particles), milliseconds per
 /// frame with self-collision on 1 thread and on all threads, and without self-collision on 1
 /// thread (what it costs).
 fn self_collision_rows(quick: bool, rounds: usize, threads: usize, out: &mut String) -> anyhow::Result<()> {
@@ -394,11 +429,25 @@ fn self_collision_rows(quick: bool, rounds: usize, threads: usize, out: &mut Str
         if quick { PileShape { layers: 3, width: 0.1, ..Default::default() } } else { PileShape::default() };
     let settle = if quick { 24 } else { 96 };
     let (one, all) = (pool(1)?, pool(threads)?);
-    let on = one.install(|| settled_pile(&shape, true, settle))?;
-    let off = one.install(|| settled_pile(&shape, false, settle))?;
+    let off = one.install(|| settled_pile(&shape, None, settle))?;
+    for (mode, what) in
+        [(SelfCollisionMode::Particles, "particles 2.5 cm"), (SelfCollisionMode::Triangles, "triangles 5 mm")]
+    {
+        let on = one.install(|| settled_pile(&shape, Some(mode), settle))?;
+        let what = format!(
+            "pile, {} layers ({} particles; self-collision {what}, 60 fps, {SUBSTEPS} substeps, {ITERATIONS} iterations)",
+            shape.layers,
+            on.particles().len()
+        );
+        on_and_off_row(&what, on, off.clone(), (&one, &all), rounds, out)?;
+    }
+    let settle = if quick { 40 } else { 90 };
+    let on = one.install(|| folding_sheet(true, settle))?;
+    let off = one.install(|| folding_sheet(false, settle))?;
     let what = format!(
-        "pile, {} layers ({} particles; self-collision 2.5 cm, 60 fps, {SUBSTEPS} substeps, {ITERATIONS} iterations)",
-        shape.layers,
+        "folding sheet (examples/fold.toml) after {:.1} s ({} particles; self-collision triangles 4 mm, \
+         60 fps, {FOLD_SUBSTEPS} substeps, 1 iteration)",
+        settle as f64 / 60.0,
         on.particles().len()
     );
     on_and_off_row(&what, on, off, (&one, &all), rounds, out)?;

@@ -219,7 +219,9 @@ impl FeatureBoxes {
     /// `SurfaceCollision::boxes_meet` of the pair, from the boxes.
     fn meet(&self, (kind, a, b): Pair, pad: f32) -> bool {
         match kind {
-            PairKind::VertexTriangle => self.vertices[a as usize].grown(pad).overlaps(&self.triangles[b as usize]),
+            PairKind::VertexTriangle => {
+                self.vertices[a as usize].grown(pad).overlaps(&self.triangles[b as usize])
+            }
             PairKind::EdgeEdge => self.edges[a as usize].grown(pad).overlaps(&self.edges[b as usize]),
         }
     }
@@ -252,7 +254,9 @@ impl Kept {
         }
         let reach = 0.5 * KEEP_MARGIN * sc.mean_edge() * 0.99 - 1e-6;
         let c = self.drift.map(|d| d as f32);
-        let near = |x: Record, shift: [f32; 3], a: Record| (0..3).all(|k| (x[k] - shift[k] - c[k] - a[k]).abs() <= reach);
+        let near = |x: Record, shift: [f32; 3], a: Record| {
+            (0..3).all(|k| (x[k] - shift[k] - c[k] - a[k]).abs() <= reach)
+        };
         sc.vertices().iter().all(|&i| {
             let (i, a) = (i as usize, self.anchor[i as usize]);
             near(prev[i], [0.0; 3], a) && near(now[i], shift, a)
