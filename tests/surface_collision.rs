@@ -357,8 +357,8 @@ fn sample(caches: &[weft::io::Pc2], k: usize) -> Vec<[f32; 3]> {
     caches.iter().flat_map(|c| c.sample(k).to_vec()).collect()
 }
 
-/// The folding sheet (`examples/fold.toml`): its upper half is laid onto its lower half and
-/// touches it (the contacts push), yet in every frame of the cache our own test finds no two
+/// The folding sheet (`examples/fold.toml`): its upper half is laid onto its lower half, within
+/// the contacts' reach of it, and in every frame of the cache our own test finds no two
 /// triangles crossing, and neither does weft's statistic.
 #[test]
 fn the_folding_sheet_never_crosses_itself() {

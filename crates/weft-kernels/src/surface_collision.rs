@@ -230,7 +230,7 @@ impl FeatureBoxes {
 /// How much farther than a step's search the kept candidate pairs reach, as a multiple of the
 /// mean edge: half of it is how far a particle may move, relative to the cloths' common drift,
 /// before they are found again.
-pub const KEEP_MARGIN: f32 = 1.0;
+pub const KEEP_MARGIN: f32 = 0.5;
 
 /// Candidate pairs kept between steps: every pair whose boxes at `anchor` (each the features'
 /// positions, the first grown by the search pad plus the margin) meet. While every particle's
