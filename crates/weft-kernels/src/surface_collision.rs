@@ -1,7 +1,8 @@
 //! Surface self-collision (see `weft_core::surface_collision` for the model and the three
 //! stages of a step): the contact search, the projection and the guard, each one team phase of
 //! one work item (the contacts are projected in one fixed order, so the result is the same for
-//! any thread count; the broad phase is a sorted uniform grid).
+//! any thread count; the broad phase is a hashed uniform grid whose candidate pairs are kept
+//! from step to step, see [`KEEP_MARGIN`]).
 //!
 //! The pure functions ([`find_contacts`], [`project`], [`guard`]) run on whole slices; the
 //! stepper wraps each in a phase. `weft-reference` finds the same contacts and guard pairs by
@@ -57,7 +58,9 @@ struct Grid {
 fn cell_range(b: &Aabb, inv_cell: f32) -> Option<([i64; 3], [i64; 3])> {
     let lo = b.min.map(|c| (c * inv_cell).floor() as i64);
     let hi = b.max.map(|c| (c * inv_cell).floor() as i64);
-    let cells = (0..3).map(|k| (hi[k] - lo[k] + 1).max(1)).try_fold(1i64, |n, e| n.checked_mul(e))?;
+    let cells = (0..3)
+        .map(|k| hi[k].saturating_sub(lo[k]).saturating_add(1).max(1))
+        .try_fold(1i64, |n, e| n.checked_mul(e))?;
     (cells <= MAX_CELLS).then_some((lo, hi))
 }
 
