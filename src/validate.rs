@@ -9,6 +9,7 @@
 use std::fmt::Write as _;
 
 use weft_bake::memory::{model_bytes, peak_bytes};
+use weft_bake::stats::Quality;
 use weft_core::Model;
 use weft_core::lanes::LANES;
 
@@ -131,12 +132,7 @@ pub fn describe(model: &Model) -> String {
             sc.guard_gap()
         );
     }
-    let mut triangles = Vec::new();
-    for c in model.cloths() {
-        triangles.extend(c.triangles.iter().map(|t| t.map(|i| i + c.particles.start as u32)));
-    }
-    let x: Vec<[f32; 3]> = model.particles().positions().iter().map(|p| [p[0], p[1], p[2]]).collect();
-    let crossing = weft_core::quality::intersecting_pairs(&x, &triangles);
+    let (crossing, _) = Quality::new(model).measure(model);
     let _ = writeln!(
         s,
         "intersecting:   {crossing} pairs of triangles cross at the start{}",

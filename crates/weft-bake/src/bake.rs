@@ -188,10 +188,7 @@ fn frames(
     let mut schedule = Schedule::new(options.checkpoints);
     // The largest stretch, for the tolerance and the row; the output counts the intersections.
     let mut quality = Quality::new(model);
-    let start_intersections = (first_frame == 1).then(|| {
-        let x: Vec<[f32; 3]> = model.particles().positions().iter().map(|p| [p[0], p[1], p[2]]).collect();
-        quality.intersections(&x)
-    });
+    let start_intersections = (first_frame == 1).then(|| quality.measure(model).0);
 
     let frame_started = Instant::now();
     progress.start(settings.frames, model.settings().substeps);

@@ -389,11 +389,17 @@ fn folding_sheet(self_collision: bool, settle: u32) -> anyhow::Result<Model> {
     } else {
         text.lines().filter(|l| !l.starts_with("self_")).map(|l| format!("{l}\n")).collect()
     };
-    let scene = weft_io::scene::parse_scene(&text, std::path::Path::new("fold.toml"), &Limits::default())?;
+    stepped_scene(&text, "fold.toml", FOLD_SUBSTEPS, settle)
+}
+
+/// The model of scene `text` (named `file` in messages) at a fixed `substeps` per frame, after
+/// `settle` frames stepped on the current pool.
+fn stepped_scene(text: &str, file: &str, substeps: u32, settle: u32) -> anyhow::Result<Model> {
+    let scene = weft_io::scene::parse_scene(text, std::path::Path::new(file), &Limits::default())?;
     let mut model = scene.build_model()?;
-    model.set_substeps(FOLD_SUBSTEPS)?;
+    model.set_substeps(substeps)?;
     let mut stepper = Stepper::new(StepOptions::default());
-    for _ in 0..settle * FOLD_SUBSTEPS {
+    for _ in 0..settle * substeps {
         stepper.step(&mut model);
     }
     Ok(model)
@@ -410,14 +416,7 @@ fn swinging_flag(self_collision: bool, settle: u32) -> anyhow::Result<Model> {
     let cloth = if self_collision { "self_collision = true\nself_thickness = 0.035" } else { "" };
     let text =
         crate::accuracy::scene_text(DEMO_FLAG.resolution, DEMO_FLAG.size, 90, "max_strain = 0.02", cloth);
-    let scene = weft_io::scene::parse_scene(&text, std::path::Path::new("flag.toml"), &Limits::default())?;
-    let mut model = scene.build_model()?;
-    model.set_substeps(FLAG_SUBSTEPS)?;
-    let mut stepper = Stepper::new(StepOptions::default());
-    for _ in 0..settle * FLAG_SUBSTEPS {
-        stepper.step(&mut model);
-    }
-    Ok(model)
+    stepped_scene(&text, "flag.toml", FLAG_SUBSTEPS, settle)
 }
 
 /// Runs the self-collision rows: the collapsed pile (particle and surface self-collision), the

@@ -59,6 +59,27 @@ pub struct SelfCollisionDesc {
     pub friction: f32,
 }
 
+impl SelfCollisionDesc {
+    /// Checks the thickness (finite, `> 0`) and the friction (finite, `≥ 0`), the rules of both
+    /// modes; `err` makes an error at a field of the cloth.
+    pub(crate) fn check(&self, err: impl Fn(&'static str, Rule) -> BuildError) -> Result<(), BuildError> {
+        let (d, mu) = (self.thickness, self.friction);
+        if !d.is_finite() {
+            return Err(err(THICKNESS_FIELD, Rule::NotFinite { value: d.to_string() }));
+        }
+        if d <= 0.0 {
+            return Err(err(THICKNESS_FIELD, Rule::NotPositive { value: widen(d) }));
+        }
+        if !mu.is_finite() {
+            return Err(err(FRICTION_FIELD, Rule::NotFinite { value: mu.to_string() }));
+        }
+        if mu < 0.0 {
+            return Err(err(FRICTION_FIELD, Rule::Negative { value: widen(mu) }));
+        }
+        Ok(())
+    }
+}
+
 /// The self-collision data of a whole model: per particle thickness and friction (`0` thickness:
 /// not taking part), the particles taking part, and each particle's excluded partners.
 ///
@@ -79,8 +100,8 @@ pub struct SelfCollision {
     key: DataKey,
 }
 
-/// [`SelfCollision::key`], left out of equality and of the `Debug` form: every value is equal
-/// to every other and prints as `_`.
+/// The key of [`SelfCollision::key`] and `SurfaceCollision::key`, left out of equality and of the
+/// `Debug` form: every value is equal to every other and prints as `_`.
 #[derive(Clone, Copy, Default)]
 pub(crate) struct DataKey(u64);
 
@@ -108,7 +129,7 @@ impl std::fmt::Debug for DataKey {
     }
 }
 
-/// The last key handed out by [`SelfCollision::commit`].
+/// The last key handed out by [`DataKey::fresh`].
 static LAST_KEY: AtomicU64 = AtomicU64::new(0);
 
 impl SelfCollision {
@@ -184,19 +205,8 @@ impl SelfCollision {
         let Some(desc) = desc else {
             return Ok(PendingCloth { n, desc: None, starts: Vec::new(), lists: Vec::new() });
         };
-        let (d, mu) = (desc.thickness, desc.friction);
-        if !d.is_finite() {
-            return Err(err(THICKNESS_FIELD, Rule::NotFinite { value: d.to_string() }));
-        }
-        if d <= 0.0 {
-            return Err(err(THICKNESS_FIELD, Rule::NotPositive { value: widen(d) }));
-        }
-        if !mu.is_finite() {
-            return Err(err(FRICTION_FIELD, Rule::NotFinite { value: mu.to_string() }));
-        }
-        if mu < 0.0 {
-            return Err(err(FRICTION_FIELD, Rule::Negative { value: widen(mu) }));
-        }
+        desc.check(&err)?;
+        let d = desc.thickness;
         // Rest neighbours within d, through a grid of cell d.
         let cell = |p: [f32; 3]| p.map(|c| (c as f64 / d as f64).floor() as i64);
         let mut grid: HashMap<[i64; 3], Vec<u32>> = HashMap::new();

@@ -28,7 +28,8 @@
 //!    motion in the step ([`crate::proximity::may_touch`], with the gap [`GUARD_SCALE`]`·h_min`);
 //!    the free particles of a pair that may touch go back to where they were at the start of the
 //!    step (with no displacement, so no velocity), and the check runs again until no pair may
-//!    touch. A state free of crossings stays free of them: two triangles can only begin to cross
+//!    touch (after [`MAX_GUARD_ROUNDS`] rounds every moving free particle goes back). A state free
+//!    of crossings stays free of them: two triangles can only begin to cross
 //!    where a vertex meets a triangle or an edge meets an edge. Pins moved by a path are never
 //!    moved back; a pair with only pinned particles moving is counted and left.
 //!
@@ -41,7 +42,7 @@
 use crate::error::{BuildError, Rule, widen};
 use crate::particles::RECORD;
 use crate::proximity::{self, P, PairKind};
-use crate::self_collision::{DataKey, FRICTION_FIELD, SWITCH_FIELD, SelfCollisionDesc, THICKNESS_FIELD};
+use crate::self_collision::{DataKey, SWITCH_FIELD, SelfCollisionDesc, THICKNESS_FIELD};
 
 /// The largest thickness, as a multiple of the cloth's shortest rest edge (module docs).
 pub const MAX_THICKNESS_SCALE: f32 = 0.5;
@@ -54,6 +55,9 @@ pub const SEARCH_REACH: f32 = 2.0;
 /// The guard's gap, as a multiple of the smallest thickness: a pair that may come closer than
 /// that in a step is moved back.
 pub const GUARD_SCALE: f32 = 0.1;
+
+/// Guard rounds before every moving free particle taking part goes back at once (module docs).
+pub const MAX_GUARD_ROUNDS: u32 = 16;
 
 /// A particle record: `[x, y, z, w]` (m, and inverse mass in 1/kg).
 pub type Record = [f32; RECORD];
@@ -218,15 +222,19 @@ impl SurfaceCollision {
     }
 
     /// A contact from the gap vector `g` at the start (m), if the pair can come within
-    /// `SEARCH_REACH·h` in a step whose motion is `moves` (module docs).
+    /// `SEARCH_REACH·h` in the step from `prev` to `now` (module docs).
     fn contact(
         &self,
         kind: PairKind,
         particles: [u32; 4],
         weights: [f64; 4],
         g: P,
-        moves: [P; 4],
+        (prev, now): (&[Record], &[Record]),
     ) -> Option<Contact> {
+        let moves = particles.map(|i| {
+            let (a, b) = (point(prev[i as usize]), point(now[i as usize]));
+            [b[0] - a[0], b[1] - a[1], b[2] - a[2]]
+        });
         let distance = (g[0] * g[0] + g[1] * g[1] + g[2] * g[2]).sqrt();
         let (h, mu) = self.pair_material(particles);
         if distance <= 1e-9 || distance - proximity::relative_motion(kind, moves) >= (SEARCH_REACH * h) as f64
@@ -258,11 +266,7 @@ impl SurfaceCollision {
         let g: P = std::array::from_fn(|k| {
             start[0][k] - (w[0] * start[1][k] + w[1] * start[2][k] + w[2] * start[3][k])
         });
-        let moves = particles.map(|i| {
-            let (a, b) = (point(prev[i as usize]), point(now[i as usize]));
-            [b[0] - a[0], b[1] - a[1], b[2] - a[2]]
-        });
-        self.contact(PairKind::VertexTriangle, particles, [1.0, -w[0], -w[1], -w[2]], g, moves)
+        self.contact(PairKind::VertexTriangle, particles, [1.0, -w[0], -w[1], -w[2]], g, (prev, now))
     }
 
     /// The contact of edges `a` and `b` (sharing no particle) for a step from `prev` to `now`,
@@ -280,11 +284,7 @@ impl SurfaceCollision {
         let g: P = std::array::from_fn(|k| {
             (s[0][k] + u * (s[1][k] - s[0][k])) - (s[2][k] + v * (s[3][k] - s[2][k]))
         });
-        let moves = particles.map(|i| {
-            let (a, b) = (point(prev[i as usize]), point(now[i as usize]));
-            [b[0] - a[0], b[1] - a[1], b[2] - a[2]]
-        });
-        self.contact(PairKind::EdgeEdge, particles, [1.0 - u, u, -(1.0 - v), -v], g, moves)
+        self.contact(PairKind::EdgeEdge, particles, [1.0 - u, u, -(1.0 - v), -v], g, (prev, now))
     }
 
     /// Whether the boxes of the pair's two features meet (see [`Aabb::swept`]; the first
@@ -331,19 +331,8 @@ impl SurfaceCollision {
                 length: 0.0,
             });
         };
-        let (h, mu) = (desc.thickness, desc.friction);
-        if !h.is_finite() {
-            return Err(err(THICKNESS_FIELD, Rule::NotFinite { value: h.to_string() }));
-        }
-        if h <= 0.0 {
-            return Err(err(THICKNESS_FIELD, Rule::NotPositive { value: widen(h) }));
-        }
-        if !mu.is_finite() {
-            return Err(err(FRICTION_FIELD, Rule::NotFinite { value: mu.to_string() }));
-        }
-        if mu < 0.0 {
-            return Err(err(FRICTION_FIELD, Rule::Negative { value: widen(mu) }));
-        }
+        desc.check(&err)?;
+        let h = desc.thickness;
         if triangles.is_empty() {
             return Err(err(
                 SWITCH_FIELD,

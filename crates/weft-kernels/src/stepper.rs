@@ -17,8 +17,8 @@
 //!    [`crate::mesh_collider`]) are found at the predicted positions;
 //! 5. **iterate**, `iterations` times: the batched kinds (distance, bending, tethers) colour by
 //!    colour (see [`crate::schedule`]), volume, self-collision (a Jacobi projection of every
-//!    contact), surface self-collision (each contact in order); then contacts with the colliders, each placed at its pose at the end of the
-//!    step, then with the mesh colliders;
+//!    contact), surface self-collision (each contact in order); then contacts with the
+//!    colliders, each placed at its pose at the end of the step, then with the mesh colliders;
 //! 6. **friction**: collider friction from the pushes of the iterations (analytic, then mesh),
 //!    then one more contact projection;
 //! 7. **guard**: the surface self-collision guard moves back the particles of any pair of
@@ -408,7 +408,7 @@ impl<'a> Stages<'a> {
         }
         self.apply_friction(team); // 6
         self.project_contacts(team, false);
-        surface_collision::guard_phase(team, self.surface, self.surface_scratch, &self.particles); // 7
+        self.guard(team); // 7
         if self.options.residual {
             counts.mesh_deep = self.count_deep(team);
         }
@@ -518,6 +518,11 @@ impl<'a> Stages<'a> {
         if self.any_mesh() {
             self.meshes.friction_phase(team);
         }
+    }
+
+    /// Stage 7: the surface self-collision guard.
+    fn guard(&self, team: &Team<'_>) {
+        surface_collision::guard_phase(team, self.surface, self.surface_scratch, &self.particles);
     }
 
     /// Free particles deep in a collider, into the per-chunk counts; returns this thread's count

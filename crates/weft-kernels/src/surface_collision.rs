@@ -9,7 +9,7 @@
 //! testing every pair, and the property tests hold the two to the same bits.
 
 use weft_core::proximity::PairKind;
-use weft_core::surface_collision::{Aabb, Contact, SurfaceCollision, common_shift};
+use weft_core::surface_collision::{Aabb, Contact, MAX_GUARD_ROUNDS, SurfaceCollision, common_shift};
 
 use crate::integrate::ParticleArrays;
 use crate::records::Record;
@@ -18,9 +18,6 @@ use crate::team::Team;
 
 /// A feature whose box covers more cells than this is tested against every query instead.
 const MAX_CELLS: i64 = 64;
-
-/// Guard rounds before every moving free particle taking part goes back at once.
-pub const MAX_GUARD_ROUNDS: u32 = 16;
 
 /// What surface self-collision did in one step.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -313,7 +310,8 @@ fn find_contacts_into(sc: &SurfaceCollision, prev: &[Record], now: &[Record], s:
     s.predicted.clear();
     s.predicted.extend_from_slice(now);
     let (shift, pad) = (s.shift, sc.search_pad());
-    if !s.kept.covers(sc, prev, now, shift) {
+    let mut covered = s.kept.covers(sc, prev, now, shift);
+    if !covered {
         // Found again at the start of the step.
         let k = &mut s.kept;
         k.anchor.clear();
@@ -325,6 +323,7 @@ fn find_contacts_into(sc: &SurfaceCollision, prev: &[Record], now: &[Record], s:
         let reach = pad + KEEP_MARGIN * sc.mean_edge();
         candidate_pairs(sc, &s.boxes, reach, &mut s.grid, &mut s.near, |pair| k.pairs.push(pair));
         s.stats.rebuilds += 1;
+        covered = s.kept.covers(sc, prev, now, shift);
     }
     s.boxes.fill(sc, prev, now, shift);
     let (contacts, pairs, boxes) = (&mut s.contacts, &mut s.pairs, &s.boxes);
@@ -337,7 +336,7 @@ fn find_contacts_into(sc: &SurfaceCollision, prev: &[Record], now: &[Record], s:
         };
         contacts.extend(contact);
     };
-    if s.kept.covers(sc, prev, now, shift) {
+    if covered {
         for &pair in &s.kept.pairs {
             if boxes.meet(pair, pad) {
                 on_pair(pair);
@@ -523,6 +522,30 @@ pub fn guard(
 /// The team's handle on the buffers (one element: the phases below are one work item each).
 pub(crate) type SharedScratch<'a> = SharedSlice<'a, Scratch>;
 
+/// Runs `f` as the one work item of a team phase, on the scratch, the positions at the start
+/// of the step, and the positions and displacements it may move.
+fn alone(
+    team: &Team<'_>,
+    scratch: SharedScratch<'_>,
+    p: &ParticleArrays<'_>,
+    mut f: impl FnMut(&mut Scratch, &[Record], &mut [Record], &mut [Record]),
+) {
+    team.for_each(1, |phase, _| {
+        let len = p.len;
+        // SAFETY: one work item in this phase, so no other item touches the scratch, the
+        // positions or the displacements; nothing writes the previous positions in it.
+        let (s, prev, x, d) = unsafe {
+            (
+                &mut scratch.write(phase, 0..1)[0],
+                p.prev.read(phase),
+                p.positions.write(phase, 0..len),
+                p.displacement.write(phase, 0..len),
+            )
+        };
+        f(s, prev, x, d);
+    });
+}
+
 /// Stage 4 of a step: the contacts, at the prediction.
 pub(crate) fn search_phase(
     team: &Team<'_>,
@@ -530,18 +553,13 @@ pub(crate) fn search_phase(
     scratch: SharedScratch<'_>,
     p: &ParticleArrays<'_>,
 ) {
-    if sc.is_empty() {
-        return;
+    if !sc.is_empty() {
+        alone(team, scratch, p, |s, prev, x, _| {
+            s.stats = SurfaceStats::default();
+            find_contacts_into(sc, prev, x, s);
+            s.stats.contacts = s.contacts.len() as u64;
+        });
     }
-    team.for_each(1, |phase, _| {
-        // SAFETY: one work item in this phase; nothing writes the positions or the previous
-        // positions in it, and this item alone touches the scratch.
-        let (s, prev, now) =
-            unsafe { (&mut scratch.write(phase, 0..1)[0], p.prev.read(phase), p.positions.read(phase)) };
-        s.stats = SurfaceStats::default();
-        find_contacts_into(sc, prev, now, s);
-        s.stats.contacts = s.contacts.len() as u64;
-    });
 }
 
 /// Stage 5, in each iteration: one projection of the step's contacts.
@@ -551,22 +569,9 @@ pub(crate) fn solve_phase(
     scratch: SharedScratch<'_>,
     p: &ParticleArrays<'_>,
 ) {
-    if sc.is_empty() {
-        return;
+    if !sc.is_empty() {
+        alone(team, scratch, p, |s, _, x, d| s.stats.pushes += project(&s.contacts, x, d));
     }
-    team.for_each(1, |phase, _| {
-        let len = p.len;
-        // SAFETY: one work item in this phase, so no other item touches the positions, the
-        // displacements or the scratch.
-        let (s, x, d) = unsafe {
-            (
-                &mut scratch.write(phase, 0..1)[0],
-                p.positions.write(phase, 0..len),
-                p.displacement.write(phase, 0..len),
-            )
-        };
-        s.stats.pushes += project(&s.contacts, x, d);
-    });
 }
 
 /// The guard, after every other stage that moves particles and before the velocities.
@@ -576,23 +581,9 @@ pub(crate) fn guard_phase(
     scratch: SharedScratch<'_>,
     p: &ParticleArrays<'_>,
 ) {
-    if sc.is_empty() {
-        return;
+    if !sc.is_empty() {
+        alone(team, scratch, p, |s, prev, x, d| {
+            (s.stats.reverted, s.stats.unresolved) = guard_into(sc, prev, x, d, s, true);
+        });
     }
-    team.for_each(1, |phase, _| {
-        let len = p.len;
-        // SAFETY: one work item in this phase, so no other item touches the positions, the
-        // displacements or the scratch; nothing writes the previous positions in it.
-        let (s, prev, x, d) = unsafe {
-            (
-                &mut scratch.write(phase, 0..1)[0],
-                p.prev.read(phase),
-                p.positions.write(phase, 0..len),
-                p.displacement.write(phase, 0..len),
-            )
-        };
-        let (reverted, unresolved) = guard_into(sc, prev, x, d, s, true);
-        s.stats.reverted = reverted;
-        s.stats.unresolved = unresolved;
-    });
 }

@@ -17,12 +17,12 @@
 //! After everything else, the guard tests every pair whose boxes meet with the guard's gap for a
 //! possible touch over the step (`SurfaceCollision::may_touch`), moves the free particles that
 //! moved of each such pair back to the start of the step (`d = 0`), and tests again, until no
-//! pair may touch (after 16 rounds every moving free particle goes back).
+//! pair may touch (after `MAX_GUARD_ROUNDS` rounds every moving free particle goes back).
 
 use glam::Vec3;
 use weft_core::Model;
 use weft_core::proximity::PairKind;
-use weft_core::surface_collision::{Contact, Record, SurfaceCollision, common_shift};
+use weft_core::surface_collision::{Contact, MAX_GUARD_ROUNDS, Record, SurfaceCollision, common_shift};
 
 use crate::particle::Particle;
 
@@ -198,7 +198,7 @@ impl Set {
         let sc = &self.data;
         let prev = records(particles, true);
         let mut reverted = 0;
-        for round in 0..=16 {
+        for round in 0..=MAX_GUARD_ROUNDS {
             let now = records(particles, false);
             let moved = |i: u32| prev[i as usize][..3] != now[i as usize][..3];
             let mut back: Vec<u32> = Vec::new();
@@ -210,7 +210,7 @@ impl Set {
             if back.is_empty() {
                 break;
             }
-            if round == 16 {
+            if round == MAX_GUARD_ROUNDS {
                 back =
                     sc.vertices().iter().copied().filter(|&i| now[i as usize][3] > 0.0 && moved(i)).collect();
             }
