@@ -16,6 +16,7 @@
 //! * [`builder`]: [`ModelBuilder`] checks every rule of the bad-input policy and returns
 //!   [`BuildError`]s naming the cloth, field and index.
 //! * [`grid`], [`topology`]: grid generation and edges from triangles.
+//! * [`binding`]: a render mesh bound to the simulated proxy.
 //! * [`quality`]: intersecting triangle pairs and stretch, for statistics and tests.
 //! * [`self_collision`]: particle self-collision; [`surface_collision`] and [`proximity`]: thin
 //!   layers, vertex against triangle and edge against edge.
@@ -25,6 +26,7 @@
 pub mod aero;
 pub mod batches;
 pub mod bending;
+pub mod binding;
 pub mod builder;
 pub mod cloth;
 pub mod collider;
