@@ -16,6 +16,7 @@
 //! * [`builder`]: [`ModelBuilder`] checks every rule of the bad-input policy and returns
 //!   [`BuildError`]s naming the cloth, field and index.
 //! * [`grid`], [`topology`]: grid generation and edges from triangles.
+//! * [`polygons`]: the faces as given (triangles, quads, n-gons, with UVs), for the caches.
 //! * [`quality`]: intersecting triangle pairs and stretch, for statistics and tests.
 //! * [`self_collision`]: particle self-collision; [`surface_collision`] and [`proximity`]: thin
 //!   layers, vertex against triangle and edge against edge.
@@ -39,6 +40,7 @@ pub mod mesh;
 pub mod mesh_collider;
 pub mod model;
 pub mod particles;
+pub mod polygons;
 pub mod proximity;
 pub mod quality;
 pub mod self_collision;
