@@ -212,8 +212,8 @@ impl GridDesc {
                 let (p00, p10) = (self.index(i, j), self.index(i + 1, j));
                 let (p01, p11) = (self.index(i, j + 1), self.index(i + 1, j + 1));
                 if flipped {
-                    triangles.push([p00, p11, p10]);
                     triangles.push([p00, p01, p11]);
+                    triangles.push([p00, p11, p10]);
                     quads.extend([p00, p01, p11, p10]);
                 } else {
                     triangles.push([p00, p10, p11]);

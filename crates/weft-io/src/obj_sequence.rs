@@ -253,6 +253,65 @@ mod tests {
     }
 
     #[test]
+    fn tobj_reads_the_faces_normals_and_uvs_back() {
+        let dir = tempfile::tempdir().unwrap();
+        // Two quads and a pentagon around a bent strip, with UVs.
+        let positions = [
+            [0.0, 0.0, 0.0],
+            [1.0, 0.0, 0.0],
+            [2.0, 0.5, 0.0],
+            [0.0, 0.0, 1.0],
+            [1.0, 0.0, 1.0],
+            [2.0, 0.5, 1.0],
+            [3.0, 1.0, 0.5],
+        ];
+        let corners = vec![0, 3, 4, 1, 1, 4, 5, 2, 2, 5, 6];
+        let uvs: Vec<[f32; 2]> =
+            corners.iter().map(|&p| [positions[p as usize][0] / 3.0, positions[p as usize][2]]).collect();
+        let polygons = Polygons::new(vec![4, 4, 3], corners.clone(), uvs.clone()).unwrap();
+        let spec = CacheSpec {
+            dir: dir.path(),
+            name: "strip",
+            polygons: &polygons,
+            point_count: 7,
+            fps: 24.0,
+            samples: 1,
+        };
+        let mut w = create_cache(CacheFormat::ObjSequence, &spec).unwrap();
+        w.write_sample(&positions).unwrap();
+        let files = w.finish().unwrap();
+        let options = tobj::LoadOptions { triangulate: false, single_index: false, ..Default::default() };
+        let (models, _) = tobj::load_obj(&files[0], &options).unwrap();
+        assert_eq!(models.len(), 1);
+        assert_eq!(models[0].name, "strip");
+        let mesh = &models[0].mesh;
+        assert_eq!(mesh.face_arities, vec![4, 4, 3]);
+        // tobj numbers the points in order of first use: compare what the corners refer to.
+        let at = |values: &[f32], i: u32| {
+            [values[3 * i as usize], values[3 * i as usize + 1], values[3 * i as usize + 2]]
+        };
+        let read: Vec<[f32; 3]> = mesh.indices.iter().map(|&i| at(&mesh.positions, i)).collect();
+        let given: Vec<[f32; 3]> = corners.iter().map(|&p| positions[p as usize]).collect();
+        assert_eq!(read, given);
+        let mut expected = Vec::new();
+        crate::normals::vertex_normals(&positions, &polygons, &mut Vec::new(), &mut expected);
+        assert_eq!(mesh.normal_indices.len(), corners.len());
+        for (&n, &p) in mesh.normal_indices.iter().zip(&corners) {
+            let n = at(&mesh.normals, n);
+            assert!((n[0] * n[0] + n[1] * n[1] + n[2] * n[2] - 1.0).abs() < 1e-6, "{n:?}");
+            assert_eq!(n, expected[p as usize], "point {p}");
+            // The strip is wound to face up.
+            assert!(n[1] > 0.0, "point {p}: {n:?}");
+        }
+        let read_uvs: Vec<[f32; 2]> = mesh
+            .texcoord_indices
+            .iter()
+            .map(|&t| [mesh.texcoords[2 * t as usize], mesh.texcoords[2 * t as usize + 1]])
+            .collect();
+        assert_eq!(read_uvs, uvs);
+    }
+
+    #[test]
     fn points_only_have_no_normals_or_faces() {
         let dir = tempfile::tempdir().unwrap();
         let spec = CacheSpec {
