@@ -125,11 +125,12 @@ fn uvs_round_trip_into_usd_and_obj_caches() {
         "-q".as_ref(),
     ]);
 
-    // OBJ: the cache reads back with the same triangles and the same UV at every corner.
+    // OBJ: the cache reads back with the same faces (quads) and the same UV at every corner.
     let frame = read_one(&out, ".0002.obj");
     let back = parse_obj(frame.as_bytes(), &ObjectSelection::Only).unwrap();
-    assert_eq!(back.triangles, input.triangles);
-    assert_eq!(back.uvs, input.uvs);
+    assert_eq!(back.polygons, input.polygons);
+    assert_eq!(back.polygons.sizes(), [4, 4]);
+    assert_eq!(back.objects, ["c"], "the `o` line names the cloth");
     assert_eq!(back.positions.len(), 6);
 
     // USD: face-varying `st`, indexed, in the order of faceVertexIndices.
@@ -158,9 +159,10 @@ fn uvs_round_trip_into_usd_and_obj_caches() {
         list(line("int[] primvars:st:indices")).iter().map(|s| s.parse().unwrap()).collect();
     let vertices: Vec<u32> =
         list(line("int[] faceVertexIndices")).iter().map(|s| s.parse().unwrap()).collect();
-    assert_eq!(vertices, input.triangles.iter().flatten().copied().collect::<Vec<_>>());
+    assert_eq!(vertices, input.polygons.corners());
+    assert_eq!(line("int[] faceVertexCounts"), "        int[] faceVertexCounts = [4, 4]");
     let corners: Vec<[f32; 2]> = indices.iter().map(|&i| values[i]).collect();
-    assert_eq!(corners, input.uvs.iter().flatten().copied().collect::<Vec<_>>());
+    assert_eq!(corners, input.polygons.uvs());
 }
 
 #[test]

@@ -357,8 +357,7 @@ fn cache_spec<'a>(dir: &'a Path, cloth: &'a ClothInfo, settings: &SimSettings) -
     CacheSpec {
         dir,
         name: &cloth.name,
-        triangles: &cloth.triangles,
-        uvs: &cloth.uvs,
+        polygons: &cloth.polygons,
         point_count: cloth.particles.len(),
         fps: settings.fps,
         samples: settings.frames.saturating_add(1), // below u32::MAX: see check_limits

@@ -94,8 +94,13 @@ pub struct ClothDesc {
     /// Triangles (for density lumping and mesh output).
     pub triangles: Vec<[u32; 3]>,
     /// Texture coordinates of each triangle's corners, carried to mesh caches: empty (none), or
-    /// one `[[u, v]; 3]` per triangle, in the order of its corners.
+    /// one `[[u, v]; 3]` per triangle, in the order of its corners (also what sorts a mesh's
+    /// edges into warp and weft).
     pub uvs: Vec<[[f32; 2]; 3]>,
+    /// The faces as given (a mesh's quads and larger polygons, a grid's cells), with their UVs,
+    /// written to the mesh caches; the simulation uses [`ClothDesc::triangles`]. Empty: the
+    /// triangles (with [`ClothDesc::uvs`]) are the faces.
+    pub polygons: crate::polygons::Polygons,
     /// Distance constraint lists.
     pub edge_sets: Vec<EdgeSet>,
     /// Pinned particles (inverse mass 0). Repeats are allowed.

@@ -140,6 +140,9 @@ pub enum Rule {
         /// The partner list.
         partner: &'static str,
     },
+    /// A face list that breaks a rule of [`crate::polygons::Polygons`].
+    #[error("{0}")]
+    BadPolygons(crate::polygons::PolygonError),
     /// A cloth without particles.
     #[error("the cloth has no particles")]
     NoParticles,

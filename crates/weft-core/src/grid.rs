@@ -3,10 +3,24 @@
 //! Particle `(i, j)` (column `i < nu`, row `j < nv`) has index `j·nu + i` and sits at
 //! `origin + i·du·U + j·dv·V`, where `U`, `V` are the unit axes of the grid's plane and
 //! `du = width/(nu − 1)`, `dv = height/(nv − 1)`.
+//!
+//! # Facing and UVs
+//!
+//! A grid faces the positive axis its plane leaves out ([`GridPlane::normal`]): `xy` faces `+z`,
+//! `xz` faces `+y` (a sheet lying flat with y up shows its front to the sky), `yz` faces `+x`.
+//! Its triangles and its quads ([`GridMesh::polygons`], one per cell, what the caches write) are
+//! counter-clockwise seen from that side.
+//!
+//! Its UVs keep the grid's aspect ratio: the longer side spans `0–1` and the shorter
+//! proportionally less (`u = i·du/L`, `v = j·dv/L`, `L = max(width, height)`), so a square
+//! texture is not squeezed. `u` grows along `U`; `v` grows along `V`, except on an `xz` grid,
+//! where it grows towards `−z` (`v = (nv − 1 − j)·dv/L`), so that a texture reads unmirrored seen
+//! from the front on every plane.
 
 use crate::cloth::{ClothDesc, EdgeSet, MassSpec};
 use crate::error::Rule;
 use crate::limits::{Limits, RAISE_HINT};
+use crate::polygons::Polygons;
 use crate::units::Elasticity;
 
 /// The plane a grid lies in: its first axis `U` and second axis `V`.
@@ -29,6 +43,21 @@ impl GridPlane {
             GridPlane::YZ => (1, 2),
         }
     }
+
+    /// The unit normal the grid faces: `+z`, `+y`, `+x` for `xy`, `xz`, `yz`.
+    pub fn normal(self) -> [f32; 3] {
+        match self {
+            GridPlane::XY => [0.0, 0.0, 1.0],
+            GridPlane::XZ => [0.0, 1.0, 0.0],
+            GridPlane::YZ => [1.0, 0.0, 0.0],
+        }
+    }
+
+    /// True when `U × V` points away from [`GridPlane::normal`] (`xz`: `x × z = −y`), so that
+    /// faces are wound from `V` to `U` and `v` runs against `V`.
+    fn flipped(self) -> bool {
+        self == GridPlane::XZ
+    }
 }
 
 /// A grid request.
@@ -49,8 +78,13 @@ pub struct GridDesc {
 pub struct GridMesh {
     /// Particle positions in m.
     pub positions: Vec<[f32; 3]>,
-    /// Two triangles per cell, counter-clockwise seen from `U × V`.
+    /// Two triangles per cell, counter-clockwise seen from the plane's
+    /// [normal](GridPlane::normal).
     pub triangles: Vec<[u32; 3]>,
+    /// The UVs of each triangle's corners (see the [module docs](self)).
+    pub uvs: Vec<[[f32; 2]; 3]>,
+    /// One quad per cell, wound as the triangles, with its UVs: the faces the caches write.
+    pub polygons: Polygons,
     /// Edges along `U` then along `V`.
     pub structural: Vec<[u32; 2]>,
     /// Both diagonals of each cell.
@@ -59,7 +93,8 @@ pub struct GridMesh {
 
 impl GridMesh {
     /// A cloth made of this grid: its structural edges as stretch constraints and its diagonals as
-    /// shear constraints (both undamped, rest lengths from the grid), its triangles, no pins.
+    /// shear constraints (both undamped, rest lengths from the grid), its triangles, UVs and quads,
+    /// no pins.
     ///
     /// ```
     /// use weft_core::grid::{GridDesc, GridPlane};
@@ -83,6 +118,8 @@ impl GridMesh {
             velocities: None,
             mass,
             triangles: self.triangles,
+            uvs: self.uvs,
+            polygons: self.polygons,
             edge_sets: vec![
                 EdgeSet { edges: self.structural, elasticity: stretch, ..EdgeSet::stretch() },
                 EdgeSet { edges: self.shear, elasticity: shear, ..EdgeSet::shear() },
@@ -160,18 +197,37 @@ impl GridDesc {
             }
         }
         let cells = (nu as usize - 1) * (nv as usize - 1);
+        let flipped = self.plane.flipped();
+        let longer = self.size[0].max(self.size[1]) as f64;
+        let uv = |p: u32| {
+            let (i, j) = (p % nu, p / nu);
+            let j = if flipped { nv - 1 - j } else { j };
+            [(i as f64 * du / longer) as f32, (j as f64 * dv / longer) as f32]
+        };
         let mut triangles = Vec::with_capacity(2 * cells);
+        let mut quads = Vec::with_capacity(4 * cells);
         let mut shear = Vec::with_capacity(2 * cells);
         for j in 0..nv - 1 {
             for i in 0..nu - 1 {
                 let (p00, p10) = (self.index(i, j), self.index(i + 1, j));
                 let (p01, p11) = (self.index(i, j + 1), self.index(i + 1, j + 1));
-                triangles.push([p00, p10, p11]);
-                triangles.push([p00, p11, p01]);
+                if flipped {
+                    triangles.push([p00, p01, p11]);
+                    triangles.push([p00, p11, p10]);
+                    quads.extend([p00, p01, p11, p10]);
+                } else {
+                    triangles.push([p00, p10, p11]);
+                    triangles.push([p00, p11, p01]);
+                    quads.extend([p00, p10, p11, p01]);
+                }
                 shear.push([p00, p11]);
                 shear.push([p10, p01]);
             }
         }
+        let uvs = triangles.iter().map(|t| t.map(uv)).collect();
+        let quad_uvs = quads.iter().map(|&p| uv(p)).collect();
+        let polygons = Polygons::new(vec![4; cells], quads, quad_uvs)
+            .expect("grid cells are quads of four distinct particles with finite UVs");
         let mut structural = Vec::with_capacity(2 * (nu as usize) * (nv as usize));
         for j in 0..nv {
             for i in 0..nu - 1 {
@@ -183,7 +239,7 @@ impl GridDesc {
                 structural.push([self.index(i, j), self.index(i, j + 1)]);
             }
         }
-        Ok(GridMesh { positions, triangles, structural, shear })
+        Ok(GridMesh { positions, triangles, uvs, polygons, structural, shear })
     }
 }
 
@@ -201,6 +257,44 @@ mod tests {
         assert_eq!(m.structural.len(), 2 * 2 + 3);
         assert_eq!(m.shear.len(), 4);
         assert_eq!(g.corners(), [0, 2, 3, 5]);
+    }
+
+    #[test]
+    fn grids_face_their_normal_with_unmirrored_uvs_that_keep_the_aspect() {
+        let sub = |a: [f32; 3], b: [f32; 3]| [0, 1, 2].map(|k| b[k] as f64 - a[k] as f64);
+        for plane in [GridPlane::XY, GridPlane::XZ, GridPlane::YZ] {
+            let g = GridDesc { resolution: [4, 3], size: [2.0, 0.5], origin: [0.5, -1.0, 2.0], plane };
+            let m = g.generate(&Limits::default()).unwrap();
+            let n = plane.normal().map(f64::from);
+            for (t, uv) in m.triangles.iter().zip(&m.uvs) {
+                let [a, b, c] = t.map(|p| m.positions[p as usize]);
+                let (e1, e2) = (sub(a, b), sub(a, c));
+                let cross = [
+                    e1[1] * e2[2] - e1[2] * e2[1],
+                    e1[2] * e2[0] - e1[0] * e2[2],
+                    e1[0] * e2[1] - e1[1] * e2[0],
+                ];
+                let facing = (0..3).map(|k| cross[k] * n[k]).sum::<f64>();
+                assert!(facing > 0.0, "{plane:?} {t:?}: {cross:?}");
+                // Counter-clockwise in UV space too: the texture is not mirrored.
+                let (f1, f2) =
+                    ([uv[1][0] - uv[0][0], uv[1][1] - uv[0][1]], [uv[2][0] - uv[0][0], uv[2][1] - uv[0][1]]);
+                assert!(f1[0] * f2[1] - f1[1] * f2[0] > 0.0, "{plane:?} {uv:?}");
+            }
+            // The quads list the corners of the two triangles of their cell, in the same turn.
+            assert_eq!(m.polygons.len(), 6);
+            for (q, face) in m.polygons.faces().enumerate() {
+                let [t0, t1] = [m.triangles[2 * q], m.triangles[2 * q + 1]];
+                assert_eq!((t0[0], t0[1], t0[2]), (face[0], face[1], face[2]), "{plane:?}");
+                assert_eq!((t1[0], t1[1], t1[2]), (face[0], face[2], face[3]), "{plane:?}");
+            }
+            let (mut umax, mut vmax) = (0.0f32, 0.0f32);
+            for uv in m.polygons.uvs() {
+                umax = umax.max(uv[0]);
+                vmax = vmax.max(uv[1]);
+            }
+            assert_eq!((umax, vmax), (1.0, 0.25), "{plane:?}");
+        }
     }
 
     #[test]

@@ -17,6 +17,7 @@
 //!   [`BuildError`]s naming the cloth, field and index.
 //! * [`grid`], [`topology`]: grid generation and edges from triangles.
 //! * [`binding`]: a render mesh bound to the simulated proxy.
+//! * [`polygons`]: the faces as given (triangles, quads, n-gons, with UVs), for the caches.
 //! * [`quality`]: intersecting triangle pairs and stretch, for statistics and tests.
 //! * [`self_collision`]: particle self-collision; [`surface_collision`] and [`proximity`]: thin
 //!   layers, vertex against triangle and edge against edge.
@@ -41,6 +42,7 @@ pub mod mesh;
 pub mod mesh_collider;
 pub mod model;
 pub mod particles;
+pub mod polygons;
 pub mod proximity;
 pub mod quality;
 pub mod self_collision;

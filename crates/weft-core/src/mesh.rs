@@ -378,7 +378,22 @@ mod tests {
             b.add_cloth(c)?;
             b.build()
         };
-        assert_eq!(build(&cloth).unwrap().cloths()[0].uvs, cloth.uvs);
+        // Without polygons, the triangles are the faces, with their UVs.
+        let model = build(&cloth).unwrap();
+        let faces = &model.cloths()[0].polygons;
+        assert_eq!((faces.sizes(), faces.corners()), (&[3][..], &[0, 1, 2][..]));
+        assert_eq!(faces.uvs(), &cloth.uvs[0]);
+        // Polygons given are carried as they are, and checked against the particles.
+        let quad = crate::polygons::Polygons::new(vec![4], vec![0, 1, 2, 3], Vec::new()).unwrap();
+        let four = ClothDesc {
+            positions: vec![[0.0; 3], [1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [1.0, 1.0, 0.0]],
+            polygons: quad.clone(),
+            ..cloth.clone()
+        };
+        assert_eq!(build(&four).unwrap().cloths()[0].polygons, quad);
+        let e = build(&ClothDesc { polygons: quad, ..cloth.clone() }).unwrap_err();
+        assert_eq!((e.location.field, e.location.index), ("polygons", Some(0)));
+        assert!(e.to_string().contains("index 3 is out of range: the cloth has 3 particles"), "{e}");
         let two = ClothDesc { uvs: vec![cloth.uvs[0]; 2], ..cloth.clone() };
         assert_eq!(build(&two).unwrap_err().location.field, "uvs");
         let nan = ClothDesc { uvs: vec![[[0.0, f32::NAN], [1.0, 0.0], [0.0, 1.0]]], ..cloth };

@@ -19,10 +19,11 @@ pub struct ClothInfo {
     pub name: String,
     /// Its particles in the model.
     pub particles: Range<usize>,
-    /// Its triangles, in indices local to the cloth (for mesh caches). May be empty.
+    /// Its simulated triangles, in indices local to the cloth. May be empty.
     pub triangles: Vec<[u32; 3]>,
-    /// Texture coordinates of each triangle's corners (for mesh caches): empty, or one per triangle.
-    pub uvs: Vec<[[f32; 2]; 3]>,
+    /// Its faces as given, with their UVs, in indices local to the cloth (for mesh caches): the
+    /// scene's polygons ([`crate::ClothDesc::polygons`]), or else its triangles. May be empty.
+    pub polygons: crate::polygons::Polygons,
 }
 
 /// How one batched constraint set was laid out.

@@ -10,8 +10,7 @@
 //! let spec = CacheSpec {
 //!     dir: dir.path(),
 //!     name: "seed",
-//!     triangles: &[],
-//!     uvs: &[],
+//!     polygons: &Default::default(),
 //!     point_count: 2,
 //!     fps: 10.0,
 //!     samples: 2,
@@ -34,6 +33,8 @@ use std::fmt;
 use std::io;
 use std::path::{Path, PathBuf};
 use std::str::FromStr;
+
+use weft_core::polygons::Polygons;
 
 use crate::obj_sequence::ObjSequenceWriter;
 use crate::pc2::Pc2Writer;
@@ -113,12 +114,11 @@ pub struct CacheSpec<'a> {
     /// The cloth's name, the stem of every file: letters, digits, `-`, `_`, `.`, not starting
     /// with `.` (the rule of `weft-core` for cloth names).
     pub name: &'a str,
-    /// Triangles, as indices into the points (for USD and OBJ faces; PC2 ignores them). May be
+    /// The mesh's faces as indices into the points, with their per-corner UVs if any (USD and OBJ
+    /// write them as given, with a normal per point computed from each sample; PC2 has neither).
+    /// The points need not be a model's particles: any mesh of `point_count` points. May be
     /// empty: USD then writes a `Points` prim and OBJ only vertices.
-    pub triangles: &'a [[u32; 3]],
-    /// Texture coordinates of each triangle's corners, for USD (`primvars:st`, face-varying) and
-    /// OBJ (`vt`); PC2 has none. Empty, or one `[[u, v]; 3]` per triangle.
-    pub uvs: &'a [[[f32; 2]; 3]],
+    pub polygons: &'a Polygons,
     /// Points per sample (`≥ 1`).
     pub point_count: usize,
     /// Samples per second, in 1/s (`> 0`): the bake's frames per second.
@@ -129,7 +129,8 @@ pub struct CacheSpec<'a> {
 
 impl CacheSpec<'_> {
     /// Checks the spec: a file-safe name, at least one point and one sample, a finite positive
-    /// `fps`, triangle indices below `point_count`, no UVs or finite UVs for every triangle.
+    /// `fps`, face indices below `point_count` (the rest of the faces' rules hold by
+    /// construction of [`Polygons`]).
     pub fn validate(&self) -> io::Result<()> {
         let name_ok = !self.name.is_empty()
             && !self.name.starts_with('.')
@@ -152,40 +153,26 @@ impl CacheSpec<'_> {
                 self.name, self.fps
             )));
         }
-        if let Some((i, t)) =
-            self.triangles.iter().enumerate().find(|(_, t)| t.iter().any(|&p| p as usize >= self.point_count))
-        {
+        if self.polygons.points_needed() > self.point_count {
             return Err(invalid(format!(
-                "cache '{}': triangle {i} {t:?} refers past the {} points",
-                self.name, self.point_count
-            )));
-        }
-        if !self.uvs.is_empty() && self.uvs.len() != self.triangles.len() {
-            return Err(invalid(format!(
-                "cache '{}': {} triangles but UVs for {}",
+                "cache '{}': the faces refer to point {}, past the {} points",
                 self.name,
-                self.triangles.len(),
-                self.uvs.len()
-            )));
-        }
-        if let Some(i) = self.uvs.iter().position(|t| t.iter().flatten().any(|v| !v.is_finite())) {
-            return Err(invalid(format!(
-                "cache '{}': triangle {i} has UVs {:?}, not finite",
-                self.name, self.uvs[i]
+                self.polygons.points_needed() - 1,
+                self.point_count
             )));
         }
         Ok(())
     }
 
-    /// The distinct UVs in order of first use, and the index of each triangle corner's UV into
-    /// them (`3·t + k` for corner `k` of triangle `t`). Deterministic: depends only on the UVs.
+    /// The distinct UVs in order of first use, and the index of each face corner's UV into them
+    /// (in the order of [`Polygons::corners`]). Deterministic: depends only on the UVs.
     pub(crate) fn indexed_uvs(&self) -> (Vec<[f32; 2]>, Vec<u32>) {
         let mut index = std::collections::HashMap::new();
         let mut values = Vec::new();
         let corners = self
-            .uvs
+            .polygons
+            .uvs()
             .iter()
-            .flatten()
             .map(|&uv| {
                 *index.entry(uv.map(f32::to_bits)).or_insert_with(|| {
                     values.push(uv);
@@ -366,18 +353,10 @@ mod tests {
     #[test]
     fn spec_rules() {
         let dir = Path::new(".");
-        let uvs = [[[0.0, 0.0], [1.0, 0.0], [0.0, 1.0]]];
-        let ok = CacheSpec {
-            dir,
-            name: "a",
-            triangles: &[[0, 1, 2]],
-            uvs: &uvs,
-            point_count: 3,
-            fps: 24.0,
-            samples: 1,
-        };
-        assert_eq!(ok.indexed_uvs(), (vec![[0.0, 0.0], [1.0, 0.0], [0.0, 1.0]], vec![0, 1, 2]));
-        let bad_uvs = [[[0.0, 0.0], [f32::NAN, 0.0], [0.0, 1.0]]];
+        let uvs = vec![[0.0, 0.0], [1.0, 0.0], [0.0, 1.0], [0.0, 0.0], [1.0, 0.0], [0.0, 1.0]];
+        let polygons = Polygons::new(vec![3, 3], vec![0, 1, 2, 2, 1, 0], uvs).unwrap();
+        let ok = CacheSpec { dir, name: "a", polygons: &polygons, point_count: 3, fps: 24.0, samples: 1 };
+        assert_eq!(ok.indexed_uvs(), (vec![[0.0, 0.0], [1.0, 0.0], [0.0, 1.0]], vec![0, 1, 2, 0, 1, 2]));
         assert!(ok.validate().is_ok());
         for bad in [
             CacheSpec { name: "../x", ..ok },
@@ -387,31 +366,35 @@ mod tests {
             CacheSpec { samples: 0, ..ok },
             CacheSpec { fps: 0.0, ..ok },
             CacheSpec { fps: f64::NAN, ..ok },
-            CacheSpec { uvs: &bad_uvs, ..ok },
-            CacheSpec { uvs: &[uvs[0], uvs[0]], ..ok },
         ] {
             let e = bad.validate().unwrap_err();
             assert_eq!(e.kind(), io::ErrorKind::InvalidInput, "{e}");
         }
+        let e = CacheSpec { point_count: 2, ..ok }.validate().unwrap_err();
+        assert_eq!(e.to_string(), "cache 'a': the faces refer to point 2, past the 2 points");
     }
 
     #[test]
     fn every_format_checks_samples_and_cleans_up() {
-        for format in CacheFormat::ALL {
+        let triangle = Polygons::from_triangles(&[[0, 1, 2]], &[]).unwrap();
+        let (a, b) = ([0.0, 0.0, 0.0], [1.0, 0.0, 0.0]);
+        // Points only, and a mesh (whose USD writer keeps its normals in a second file).
+        for (format, polygons) in
+            CacheFormat::ALL.into_iter().flat_map(|f| [(f, Polygons::default()), (f, triangle.clone())])
+        {
             let dir = tempfile::tempdir().unwrap();
             let spec = CacheSpec {
                 dir: dir.path(),
                 name: "c",
-                triangles: &[],
-                uvs: &[],
-                point_count: 1,
+                polygons: &polygons,
+                point_count: 3,
                 fps: 24.0,
                 samples: 2,
             };
             let mut w = create_cache(format, &spec).unwrap();
             assert!(w.write_sample(&[]).is_err(), "{format}: wrong length");
-            assert!(w.write_sample(&[[f32::NAN, 0.0, 0.0]]).is_err(), "{format}: NaN");
-            w.write_sample(&[[1.0, 2.0, 3.0]]).unwrap();
+            assert!(w.write_sample(&[[f32::NAN, 0.0, 0.0], a, b]).is_err(), "{format}: NaN");
+            w.write_sample(&[[1.0, 2.0, 3.0], a, b]).unwrap();
             // One of two samples: finish refuses and leaves nothing.
             let e = w.finish().unwrap_err();
             assert_eq!(e.kind(), io::ErrorKind::UnexpectedEof, "{format}: {e}");
@@ -419,15 +402,15 @@ mod tests {
 
             // Dropped mid-way: nothing left either.
             let mut w = create_cache(format, &spec).unwrap();
-            w.write_sample(&[[1.0, 2.0, 3.0]]).unwrap();
+            w.write_sample(&[[1.0, 2.0, 3.0], a, b]).unwrap();
             drop(w);
             assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0, "{format}");
 
             // Complete: files in place, no partial file, a third sample refused.
             let mut w = create_cache(format, &spec).unwrap();
-            w.write_sample(&[[1.0, 2.0, 3.0]]).unwrap();
-            w.write_sample(&[[1.0, 2.0, 3.5]]).unwrap();
-            assert!(w.write_sample(&[[1.0, 2.0, 3.5]]).is_err(), "{format}: extra");
+            w.write_sample(&[[1.0, 2.0, 3.0], a, b]).unwrap();
+            w.write_sample(&[[1.0, 2.0, 3.5], a, b]).unwrap();
+            assert!(w.write_sample(&[[1.0, 2.0, 3.5], a, b]).is_err(), "{format}: extra");
             let files = w.finish().unwrap();
             let mut names: Vec<_> =
                 std::fs::read_dir(dir.path()).unwrap().map(|e| e.unwrap().path()).collect();

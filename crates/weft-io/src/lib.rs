@@ -8,11 +8,13 @@
 //!   [`Scene::build_model`] gives a [`weft_core::Model`]; errors are [`SceneError`]s pointing at
 //!   `file:line:column`.
 //! * [`obj`]: Wavefront OBJ meshes for cloths ([`read_obj`]): polygons triangulated with their quad
-//!   pairs kept, UVs per triangle corner, and the file line behind every particle and triangle.
+//!   pairs kept, the faces as given, UVs per corner, and the file line behind every particle and
+//!   triangle.
 //! * [`cache`]: the [`CacheWriter`] trait, the [`CacheFormat`]s and [`create_cache`].
 //! * [`pc2`]: PC2 point caches (writer and a hardened reader, [`read_pc2`] / [`parse_pc2`]).
-//! * [`usd`]: ASCII USD (`.usda`) meshes with time-sampled points.
-//! * [`obj_sequence`]: one Wavefront OBJ file per sample.
+//! * [`usd`]: ASCII USD (`.usda`) meshes with time-sampled points and normals.
+//! * [`obj_sequence`]: one Wavefront OBJ file per sample, with normals.
+//! * [`normals`]: the smooth vertex normals both write, from each sample's positions.
 //!
 //! Every cache is written under a temporary name (`NAME.pc2.partial`, ...) and renamed to its final
 //! name only when every declared sample is written: a bake that fails, is killed, or drops its
@@ -20,6 +22,7 @@
 
 pub mod cache;
 pub mod checkpoint;
+pub mod normals;
 pub mod obj;
 pub mod obj_sequence;
 pub mod pc2;

@@ -27,7 +27,8 @@
 //! is the `k`-th such vertex. For a file with one object that uses all its vertices, particle `k`
 //! is OBJ vertex `k + 1`; this is the numbering of a scene's `pins` and `pin_file`. A vertex is one
 //! particle however many texture coordinates its faces give it: UV seams never split the cloth.
-//! UVs are kept per triangle corner ([`ObjMesh::uvs`]) for the caches, and only when every corner
+//! UVs are kept per triangle corner ([`ObjMesh::uvs`], for warp and weft) and per face corner
+//! ([`ObjMesh::polygons`], for the caches), and only when every corner
 //! of every chosen face has a `vt` (otherwise [`ObjMesh::uvs`] is empty and
 //! [`ObjMesh::first_face_without_uv`] says where the first face without one is).
 //!
@@ -38,7 +39,8 @@
 //! orientation; the pair is remembered ([`ObjMesh::quads`]), so that both diagonals become shear
 //! constraints and the four sides stretch constraints (see [`weft_core::mesh`]). An n-gon of 5 or
 //! more corners is cut into a fan from its first corner: `0 1 2`, `0 2 3`, ... A face that repeats
-//! a vertex is an error.
+//! a vertex is an error. The faces themselves are kept as given ([`ObjMesh::polygons`]), so that
+//! the caches write quads and n-gons as they came.
 //!
 //! # Objects
 //!
@@ -63,6 +65,7 @@ use std::io::{self, Read};
 use std::path::Path;
 
 use weft_core::limits::Limits;
+use weft_core::polygons::Polygons;
 
 /// Largest OBJ file [`read_obj`] reads, in bytes (1 GiB). Checked before reading.
 pub const MAX_OBJ_BYTES: u64 = 1 << 30;
@@ -98,6 +101,9 @@ pub struct ObjMesh {
     pub triangle_lines: Vec<u32>,
     /// Pairs of triangles cut from one quad.
     pub quads: Vec<[u32; 2]>,
+    /// The faces as given (particle indices), with the UVs of their corners when
+    /// [`ObjMesh::uvs`] has them: what the mesh caches write.
+    pub polygons: Polygons,
     /// UVs of each triangle's corners, or empty when some chosen face has no `vt`.
     pub uvs: Vec<[[f32; 2]; 3]>,
     /// The line of the first chosen face without texture coordinates, if any has them missing.
@@ -316,6 +322,7 @@ pub fn read_obj_limited(
 /// let mesh = parse_obj(text.as_bytes(), &ObjectSelection::Only).unwrap();
 /// assert_eq!(mesh.triangles, vec![[0, 1, 2], [0, 2, 3]]);
 /// assert_eq!(mesh.quads, vec![[0, 1]]);
+/// assert_eq!((mesh.polygons.sizes(), mesh.polygons.corners()), (&[4][..], &[0, 1, 2, 3][..]));
 /// assert_eq!(mesh.uvs[1], [[0.0, 0.0], [1.0, 1.0], [0.0, 1.0]]);
 /// assert_eq!(mesh.triangle_lines, vec![10, 10]);
 /// let e = parse_obj(b"v 0 0 0\nf 1 2 3\n", &ObjectSelection::Only).unwrap_err();
@@ -689,6 +696,7 @@ impl Scan {
         }
         let with_uvs = faces.iter().all(|f| self.has_uvs(f));
         mesh.first_face_without_uv = faces.iter().find(|f| !self.has_uvs(f)).map(|f| f.line);
+        let (mut sizes, mut corners, mut corner_uvs) = (Vec::new(), Vec::new(), Vec::new());
         for f in &faces {
             let range = f.start as usize..(f.start + f.len) as usize;
             let p: Vec<u32> = self.corner_v[range.clone()].iter().map(|&v| particle[v as usize]).collect();
@@ -697,6 +705,9 @@ impl Scan {
             } else {
                 Vec::new()
             };
+            sizes.push(f.len);
+            corners.extend_from_slice(&p);
+            corner_uvs.extend_from_slice(&uv);
             let first = mesh.triangles.len() as u32;
             let mut push = |k: [usize; 3]| {
                 mesh.triangles.push(k.map(|k| p[k]));
@@ -726,6 +737,9 @@ impl Scan {
             }
             mesh.face_counts[p.len().min(5) - 3] += 1;
         }
+        // The scanner refused faces of fewer than 3 corners, repeated vertices and non-finite UVs.
+        mesh.polygons = Polygons::new(sizes, corners, corner_uvs)
+            .expect("faces of 3 or more distinct vertices with finite UVs, checked by the scanner");
         mesh
     }
 }
@@ -770,6 +784,7 @@ mod tests {
     fn ngons_are_fans_and_lines_are_kept() {
         let m = parse("v 0 0 0\nv 1 0 0\nv 2 1 0\nv 1 2 0\nv 0 1 0\nl 1 2 3\nf 1 2 3 4 5\n").unwrap();
         assert_eq!(m.triangles, vec![[0, 1, 2], [0, 2, 3], [0, 3, 4]]);
+        assert_eq!(m.polygons.faces().collect::<Vec<_>>(), vec![&[0, 1, 2, 3, 4][..]]);
         assert_eq!(m.triangle_lines, vec![7, 7, 7]);
         assert!(m.quads.is_empty());
         assert_eq!(m.face_counts, [0, 0, 1]);

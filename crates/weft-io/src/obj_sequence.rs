@@ -1,20 +1,26 @@
 //! OBJ sequences: one Wavefront OBJ file per sample, `NAME.0000.obj`, `NAME.0001.obj`, ...
 //!
 //! The frame number is zero-padded to 4 digits, or more if the last sample needs them (so the
-//! names sort in frame order). Each file holds a `v x y z` line per point (m) and, if the cloth
-//! has triangles, an `f a b c` line per triangle (1-based indices, as OBJ counts). A cloth with UVs
-//! also gets its distinct texture coordinates as `vt u v` lines (in order of first use) and faces
-//! `f a/ta b/tb c/tc`, so a UV seam is kept without splitting a point. Each frame is written to
-//! `NAME.NNNN.obj.partial`; [`CacheWriter::finish`] renames every frame once all samples are
-//! written, then removes the frames of an earlier sequence of the same name that this one did not
-//! replace (`NAME.` + digits + `.obj` beyond the new last frame, or with another width), so a
-//! folder never mixes two bakes.
+//! names sort in frame order). Each file is one object, `o NAME` (so an importer names it after
+//! the cloth, not the file), with a `v x y z` line per point (m). If the mesh has faces, it also
+//! has a `vn x y z` line per point, the smooth normal of that sample ([`crate::normals`]), the
+//! same number as its `v`; `s 1` (smooth shading for readers that ignore `vn`); and an `f` line
+//! per face as given (triangles, quads, n-gons; 1-based indices, as OBJ counts), each corner
+//! `v//vn`. A mesh with UVs also gets its distinct texture coordinates as `vt u v` lines (in
+//! order of first use) and corners `v/vt/vn`, so a UV seam is kept without splitting a point.
+//! Each frame is written to `NAME.NNNN.obj.partial`; [`CacheWriter::finish`] renames every frame
+//! once all samples are written, then removes the frames of an earlier sequence of the same name
+//! that this one did not replace (`NAME.` + digits + `.obj` beyond the new last frame, or with
+//! another width), so a folder never mixes two bakes.
 
 use std::fmt::Write as _;
 use std::io;
 use std::path::{Path, PathBuf};
 
+use weft_core::polygons::Polygons;
+
 use crate::cache::{CacheMark, CacheSpec, CacheWriter, SampleCheck};
+use crate::normals::vertex_normals;
 use crate::staged::{self, Staged, with_path, write_all};
 
 /// Digits of the frame number in the file names of a sequence of `samples` samples (at least 4).
@@ -35,8 +41,12 @@ pub struct ObjSequenceWriter {
     name: String,
     digits: usize,
     check: SampleCheck,
-    /// The `vt` and `f` lines, made once and appended to every frame.
+    /// The `vt`, `s` and `f` lines, made once and appended to every frame.
     faces: String,
+    /// The faces, for the normals.
+    polygons: Polygons,
+    sums: Vec<[f64; 3]>,
+    normals: Vec<[f32; 3]>,
     text: String,
 }
 
@@ -45,27 +55,30 @@ impl ObjSequenceWriter {
     pub fn create(spec: &CacheSpec<'_>) -> io::Result<Self> {
         spec.validate()?;
         let mut faces = String::new();
-        if spec.uvs.is_empty() {
-            for t in spec.triangles {
-                let _ = writeln!(faces, "f {} {} {}", t[0] + 1, t[1] + 1, t[2] + 1);
+        let polygons = spec.polygons;
+        let (values, uv_corners) = spec.indexed_uvs();
+        for [u, v] in values {
+            let _ = writeln!(faces, "vt {u} {v}");
+        }
+        if !polygons.is_empty() {
+            faces.push_str("s 1\n");
+        }
+        let mut corner = 0;
+        for face in polygons.faces() {
+            faces.push('f');
+            for &p in face {
+                let p = p + 1;
+                match uv_corners.get(corner) {
+                    Some(t) => {
+                        let _ = write!(faces, " {p}/{}/{p}", t + 1);
+                    }
+                    None => {
+                        let _ = write!(faces, " {p}//{p}");
+                    }
+                }
+                corner += 1;
             }
-        } else {
-            let (values, corners) = spec.indexed_uvs();
-            for [u, v] in values {
-                let _ = writeln!(faces, "vt {u} {v}");
-            }
-            for (t, uv) in spec.triangles.iter().zip(corners.chunks_exact(3)) {
-                let _ = writeln!(
-                    faces,
-                    "f {}/{} {}/{} {}/{}",
-                    t[0] + 1,
-                    uv[0] + 1,
-                    t[1] + 1,
-                    uv[1] + 1,
-                    t[2] + 1,
-                    uv[2] + 1
-                );
-            }
+            faces.push('\n');
         }
         Ok(ObjSequenceWriter {
             staged: Staged::default(),
@@ -74,6 +87,9 @@ impl ObjSequenceWriter {
             digits: frame_digits(spec.samples),
             check: SampleCheck::new(spec),
             faces,
+            polygons: polygons.clone(),
+            sums: Vec::new(),
+            normals: Vec::new(),
             text: String::new(),
         })
     }
@@ -106,8 +122,15 @@ impl CacheWriter for ObjSequenceWriter {
         let text = &mut self.text;
         text.clear();
         let _ = writeln!(text, "# weft cloth '{}', frame {k}", self.name);
+        let _ = writeln!(text, "o {}", self.name);
         for p in positions {
             let _ = writeln!(text, "v {} {} {}", p[0], p[1], p[2]);
+        }
+        if !self.polygons.is_empty() {
+            vertex_normals(positions, &self.polygons, &mut self.sums, &mut self.normals);
+            for n in &self.normals {
+                let _ = writeln!(text, "vn {} {} {}", n[0], n[1], n[2]);
+            }
         }
         let mut out = self.staged.create(path.clone())?;
         write_all(&mut out, text.as_bytes(), &path)?;
@@ -159,18 +182,18 @@ mod tests {
     #[test]
     fn names_and_contents() {
         let dir = tempfile::tempdir().unwrap();
+        let triangle = Polygons::from_triangles(&[[0, 1, 2]], &[]).unwrap();
         let spec = CacheSpec {
             dir: dir.path(),
             name: "flag",
-            triangles: &[[0, 1, 2]],
-            uvs: &[],
+            polygons: &triangle,
             point_count: 3,
             fps: 24.0,
             samples: 3,
         };
         let mut w = create_cache(CacheFormat::ObjSequence, &spec).unwrap();
         for k in 0..3 {
-            w.write_sample(&[[0.0, 0.0, 0.0], [1.0, 0.0, 0.0], [0.0, 1.0, k as f32 * 0.5]]).unwrap();
+            w.write_sample(&[[0.0, 0.0, 0.0], [1.0, 0.0, 0.0], [1.0, 1.0, k as f32 * 0.5]]).unwrap();
         }
         assert!(dir.path().join("flag.0002.obj.partial").exists());
         assert!(!dir.path().join("flag.0002.obj").exists());
@@ -179,32 +202,132 @@ mod tests {
             files.iter().map(|p| p.file_name().unwrap().to_str().unwrap().to_string()).collect();
         assert_eq!(names, ["flag.0000.obj", "flag.0001.obj", "flag.0002.obj"]);
         assert_eq!(
+            std::fs::read_to_string(&files[0]).unwrap(),
+            "# weft cloth 'flag', frame 0\no flag\nv 0 0 0\nv 1 0 0\nv 1 1 0\n\
+             vn 0 0 1\nvn 0 0 1\nvn 0 0 1\ns 1\nf 1//1 2//2 3//3\n"
+        );
+        // Frame 2 is tilted about x by 45°: (0, −1, 1)/√2.
+        let h = std::f32::consts::FRAC_1_SQRT_2;
+        let vn = format!("vn 0 {} {}\n", -h, h);
+        assert_eq!(
             std::fs::read_to_string(&files[2]).unwrap(),
-            "# weft cloth 'flag', frame 2\nv 0 0 0\nv 1 0 0\nv 0 1 1\nf 1 2 3\n"
+            format!(
+                "# weft cloth 'flag', frame 2\no flag\nv 0 0 0\nv 1 0 0\nv 1 1 1\n{vn}{vn}{vn}s 1\nf 1//1 2//2 3//3\n"
+            )
         );
         assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 3);
     }
 
     #[test]
-    fn uvs_are_shared_texture_coordinates() {
+    fn quads_stay_quads_with_shared_texture_coordinates() {
         let dir = tempfile::tempdir().unwrap();
-        let uvs = [[[0.0, 0.0], [1.0, 0.0], [1.0, 1.0]], [[0.0, 0.0], [1.0, 1.0], [0.0, 0.5]]];
+        // A quad and a triangle on a UV seam: the shared corner 0 has two UVs.
+        let uvs = vec![[0.0, 0.0], [1.0, 0.0], [1.0, 1.0], [0.0, 1.0], [0.5, 0.0], [1.0, 1.0], [1.0, 0.0]];
+        let polygons = Polygons::new(vec![4, 3], vec![0, 1, 2, 3, 0, 2, 4], uvs).unwrap();
         let spec = CacheSpec {
             dir: dir.path(),
             name: "quad",
-            triangles: &[[0, 1, 2], [0, 2, 3]],
-            uvs: &uvs,
-            point_count: 4,
+            polygons: &polygons,
+            point_count: 5,
             fps: 24.0,
             samples: 1,
         };
         let mut w = create_cache(CacheFormat::ObjSequence, &spec).unwrap();
-        w.write_sample(&[[0.0, 0.0, 0.0], [1.0, 0.0, 0.0], [1.0, 1.0, 0.0], [0.0, 1.0, 0.0]]).unwrap();
+        w.write_sample(&[
+            [0.0, 0.0, 0.0],
+            [1.0, 0.0, 0.0],
+            [1.0, 1.0, 0.0],
+            [0.0, 1.0, 0.0],
+            [0.5, 0.5, 0.0],
+        ])
+        .unwrap();
+        let files = w.finish().unwrap();
+        // The triangle has no area (its corners are on a line): point 4, on no other face, takes
+        // the mesh's normal.
+        assert_eq!(
+            std::fs::read_to_string(&files[0]).unwrap(),
+            "# weft cloth 'quad', frame 0\no quad\nv 0 0 0\nv 1 0 0\nv 1 1 0\nv 0 1 0\nv 0.5 0.5 0\n\
+             vn 0 0 1\nvn 0 0 1\nvn 0 0 1\nvn 0 0 1\nvn 0 0 1\n\
+             vt 0 0\nvt 1 0\nvt 1 1\nvt 0 1\nvt 0.5 0\ns 1\nf 1/1/1 2/2/2 3/3/3 4/4/4\nf 1/5/1 3/3/3 5/2/5\n"
+        );
+    }
+
+    #[test]
+    fn tobj_reads_the_faces_normals_and_uvs_back() {
+        let dir = tempfile::tempdir().unwrap();
+        // Two quads and a pentagon around a bent strip, with UVs.
+        let positions = [
+            [0.0, 0.0, 0.0],
+            [1.0, 0.0, 0.0],
+            [2.0, 0.5, 0.0],
+            [0.0, 0.0, 1.0],
+            [1.0, 0.0, 1.0],
+            [2.0, 0.5, 1.0],
+            [3.0, 1.0, 0.5],
+        ];
+        let corners = vec![0, 3, 4, 1, 1, 4, 5, 2, 2, 5, 6];
+        let uvs: Vec<[f32; 2]> =
+            corners.iter().map(|&p| [positions[p as usize][0] / 3.0, positions[p as usize][2]]).collect();
+        let polygons = Polygons::new(vec![4, 4, 3], corners.clone(), uvs.clone()).unwrap();
+        let spec = CacheSpec {
+            dir: dir.path(),
+            name: "strip",
+            polygons: &polygons,
+            point_count: 7,
+            fps: 24.0,
+            samples: 1,
+        };
+        let mut w = create_cache(CacheFormat::ObjSequence, &spec).unwrap();
+        w.write_sample(&positions).unwrap();
+        let files = w.finish().unwrap();
+        let options = tobj::LoadOptions { triangulate: false, single_index: false, ..Default::default() };
+        let (models, _) = tobj::load_obj(&files[0], &options).unwrap();
+        assert_eq!(models.len(), 1);
+        assert_eq!(models[0].name, "strip");
+        let mesh = &models[0].mesh;
+        assert_eq!(mesh.face_arities, vec![4, 4, 3]);
+        // tobj numbers the points in order of first use: compare what the corners refer to.
+        let at = |values: &[f32], i: u32| {
+            [values[3 * i as usize], values[3 * i as usize + 1], values[3 * i as usize + 2]]
+        };
+        let read: Vec<[f32; 3]> = mesh.indices.iter().map(|&i| at(&mesh.positions, i)).collect();
+        let given: Vec<[f32; 3]> = corners.iter().map(|&p| positions[p as usize]).collect();
+        assert_eq!(read, given);
+        let mut expected = Vec::new();
+        crate::normals::vertex_normals(&positions, &polygons, &mut Vec::new(), &mut expected);
+        assert_eq!(mesh.normal_indices.len(), corners.len());
+        for (&n, &p) in mesh.normal_indices.iter().zip(&corners) {
+            let n = at(&mesh.normals, n);
+            assert!((n[0] * n[0] + n[1] * n[1] + n[2] * n[2] - 1.0).abs() < 1e-6, "{n:?}");
+            assert_eq!(n, expected[p as usize], "point {p}");
+            // The strip is wound to face up.
+            assert!(n[1] > 0.0, "point {p}: {n:?}");
+        }
+        let read_uvs: Vec<[f32; 2]> = mesh
+            .texcoord_indices
+            .iter()
+            .map(|&t| [mesh.texcoords[2 * t as usize], mesh.texcoords[2 * t as usize + 1]])
+            .collect();
+        assert_eq!(read_uvs, uvs);
+    }
+
+    #[test]
+    fn points_only_have_no_normals_or_faces() {
+        let dir = tempfile::tempdir().unwrap();
+        let spec = CacheSpec {
+            dir: dir.path(),
+            name: "p",
+            polygons: &Polygons::EMPTY,
+            point_count: 2,
+            fps: 24.0,
+            samples: 1,
+        };
+        let mut w = create_cache(CacheFormat::ObjSequence, &spec).unwrap();
+        w.write_sample(&[[0.0, 0.0, 0.0], [1.0, 0.0, 0.0]]).unwrap();
         let files = w.finish().unwrap();
         assert_eq!(
             std::fs::read_to_string(&files[0]).unwrap(),
-            "# weft cloth 'quad', frame 0\nv 0 0 0\nv 1 0 0\nv 1 1 0\nv 0 1 0\n\
-             vt 0 0\nvt 1 0\nvt 1 1\nvt 0 0.5\nf 1/1 2/2 3/3\nf 1/1 3/3 4/4\n"
+            "# weft cloth 'p', frame 0\no p\nv 0 0 0\nv 1 0 0\n"
         );
     }
 
@@ -212,11 +335,11 @@ mod tests {
     fn a_shorter_bake_removes_the_frames_it_did_not_replace() {
         let dir = tempfile::tempdir().unwrap();
         let write = |samples: u32| {
+            let triangle = Polygons::from_triangles(&[[0, 1, 2]], &[]).unwrap();
             let spec = CacheSpec {
                 dir: dir.path(),
                 name: "flag",
-                triangles: &[[0, 1, 2]],
-                uvs: &[],
+                polygons: &triangle,
                 point_count: 3,
                 fps: 24.0,
                 samples,
@@ -260,8 +383,7 @@ mod tests {
         let spec = CacheSpec {
             dir: std::path::Path::new("out"),
             name: "c",
-            triangles: &[],
-            uvs: &[],
+            polygons: &Polygons::EMPTY,
             point_count: 1,
             fps: 24.0,
             samples: 100_001,

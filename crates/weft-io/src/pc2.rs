@@ -315,8 +315,10 @@ pub fn read_pc2(path: &Path) -> Result<Pc2, Pc2Error> {
 mod tests {
     use super::*;
 
+    static EMPTY: weft_core::polygons::Polygons = weft_core::polygons::Polygons::EMPTY;
+
     fn spec(dir: &Path) -> CacheSpec<'_> {
-        CacheSpec { dir, name: "seed", triangles: &[], uvs: &[], point_count: 2, fps: 10.0, samples: 2 }
+        CacheSpec { dir, name: "seed", polygons: &EMPTY, point_count: 2, fps: 10.0, samples: 2 }
     }
 
     #[test]

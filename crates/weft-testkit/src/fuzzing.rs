@@ -114,6 +114,7 @@ pub fn obj_bytes(data: &[u8]) {
         mass: if options & 4 == 4 { MassSpec::Density(0.2) } else { MassSpec::ParticleMass(0.01) },
         triangles: mesh.triangles,
         uvs: mesh.uvs,
+        polygons: mesh.polygons,
         edge_sets: vec![
             EdgeSet { edges: edges.stretch, ..EdgeSet::stretch() },
             EdgeSet {

@@ -148,7 +148,7 @@ impl ModelBuilder {
         let ordinal = self.cloths.len();
         let e = ClothErrors { ordinal, name: &desc.name };
         self.check_name(desc, e)?;
-        let particles::Particles { velocities, topology, pinned } =
+        let particles::Particles { velocities, topology, pinned, polygons } =
             particles::check(desc, self.positions.len(), &self.limits, e)?;
         let n = desc.positions.len();
         let inv_mass = masses::inverse_masses(desc, &pinned, e)?;
@@ -220,7 +220,7 @@ impl ModelBuilder {
             name: desc.name.clone(),
             particles: start..start + n,
             triangles: desc.triangles.clone(),
-            uvs: desc.uvs.clone(),
+            polygons,
         });
         Ok(self)
     }

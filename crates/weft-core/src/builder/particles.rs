@@ -4,6 +4,7 @@
 use crate::cloth::{ClothDesc, ClothErrors, NonManifold};
 use crate::error::{BuildError, Rule};
 use crate::limits::{Limits, RAISE_HINT};
+use crate::polygons::Polygons;
 use crate::topology::MeshTopology;
 
 /// What the checks of a cloth's particles found.
@@ -14,6 +15,8 @@ pub(super) struct Particles {
     pub(super) topology: MeshTopology,
     /// Which particles are pinned.
     pub(super) pinned: Vec<bool>,
+    /// The faces for the caches: the cloth's polygons, or else its triangles.
+    pub(super) polygons: Polygons,
 }
 
 /// `Ok` if particle `p`, named at `field[i]`, is one of the cloth's `n`.
@@ -107,6 +110,20 @@ pub(super) fn check(
     {
         return Err(e.at("uvs", Some(i), Rule::NotFinite { value: v }));
     }
+    let polygons = if desc.polygons.is_empty() {
+        Polygons::from_triangles(&desc.triangles, &desc.uvs)
+            .map_err(|p| e.at("triangles", None, Rule::BadPolygons(p)))?
+    } else {
+        desc.polygons.clone()
+    };
+    if polygons.points_needed() > n {
+        let (face, p) = polygons
+            .faces()
+            .enumerate()
+            .find_map(|(f, c)| c.iter().find(|&&p| p as usize >= n).map(|&p| (f, p)))
+            .unwrap_or((0, polygons.points_needed() as u32 - 1));
+        return Err(e.at("polygons", Some(face), Rule::IndexOutOfRange { index: p as u64, len: n }));
+    }
     let topology = MeshTopology::new(&desc.triangles);
     if let (NonManifold::Error, Some(edge)) = (desc.non_manifold, topology.non_manifold.first()) {
         let list: Vec<String> = edge.triangles.iter().map(|t| t.to_string()).collect();
@@ -133,5 +150,5 @@ pub(super) fn check(
             Rule::MissingPrerequisite { feature: "follow (pins that follow animation)", needs: "pins" },
         ));
     }
-    Ok(Particles { velocities, topology, pinned })
+    Ok(Particles { velocities, topology, pinned, polygons })
 }

@@ -463,8 +463,8 @@ impl<'a> Cloth<'a> {
         }
     }
 
-    /// A grid cloth: generated (checked against `limits` before anything is allocated), with UVs
-    /// `(i/(nu−1), j/(nv−1))` and its rows as warp, its columns as weft.
+    /// A grid cloth: generated (checked against `limits` before anything is allocated), with the
+    /// UVs and quads of [`GridMesh`], and its rows as warp, its columns as weft.
     fn grid(
         &mut self,
         grid: Spanned<RawGrid>,
@@ -503,11 +503,8 @@ impl<'a> Cloth<'a> {
             self.fail(&place(field), at, SceneRule::Model(rule))
         })?;
         let [nu, nv] = resolution;
-        let uv = |p: u32| {
-            let (i, j) = (p % nu, p / nu);
-            [(i as f64 / (nu - 1) as f64) as f32, (j as f64 / (nv - 1) as f64) as f32]
-        };
-        desc.uvs = mesh.triangles.iter().map(|t| t.map(uv)).collect();
+        desc.uvs = mesh.uvs;
+        desc.polygons = mesh.polygons;
         desc.positions = mesh.positions;
         desc.triangles = mesh.triangles;
         // `GridMesh::structural` lists the edges along U (rows) first, then those along V.
@@ -589,6 +586,7 @@ impl<'a> Cloth<'a> {
         desc.positions = obj.positions;
         desc.triangles = obj.triangles;
         desc.uvs = obj.uvs;
+        desc.polygons = obj.polygons;
         Ok(Derived {
             shape: Shape::Mesh,
             stretch: Some(edges.stretch),

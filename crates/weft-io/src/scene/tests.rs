@@ -692,7 +692,9 @@ fn mesh_cloths_read_their_obj_file() {
     assert_eq!(cloth.edge_sets[1].edges.len(), 4, "both diagonals of both quads");
     let model = scene.build_model().unwrap();
     assert_eq!((model.report().stretch, model.report().shear), (7, 4));
-    assert_eq!(model.cloths()[0].uvs.len(), 4);
+    // The caches get the two quads as given, with a UV per corner.
+    let polygons = &model.cloths()[0].polygons;
+    assert_eq!((polygons.sizes(), polygons.uvs().len()), (&[4, 4][..], 8));
 
     let no_shear = MESH_SCENE.replace("density = 0.2", "density = 0.2\nshear = false");
     let (_dir, scene) = load_with(&no_shear, &[("sheet.obj", QUADS_OBJ)]);
@@ -727,7 +729,13 @@ fn warp_and_weft_split_the_stretch_edges() {
     let sets: Vec<(&str, usize)> =
         scene.cloths()[0].edge_sets.iter().map(|s| (s.field, s.edges.len())).collect();
     assert_eq!(sets, [("edges", 0), ("warp_edges", 9), ("weft_edges", 8), ("shear_edges", 12)]);
-    assert_eq!(scene.cloths()[0].uvs[0], [[0.0, 0.0], [1.0 / 3.0, 0.0], [1.0 / 3.0, 0.5]]);
+    // UVs keep the aspect: the 1.5 m side spans 0–1, the 1 m side 0–2/3.
+    assert_eq!(scene.cloths()[0].uvs[0], [[0.0, 0.0], [1.0 / 3.0, 0.0], [1.0 / 3.0, 1.0 / 3.0]]);
+    assert_eq!(
+        scene.cloths()[0].polygons.uvs()[..4],
+        [[0.0, 0.0], [1.0 / 3.0, 0.0], [1.0 / 3.0, 1.0 / 3.0], [0.0, 1.0 / 3.0]]
+    );
+    assert_eq!(scene.cloths()[0].polygons.uvs().iter().map(|uv| uv[1]).fold(0.0, f32::max), 2.0 / 3.0);
     assert!(scene.build_model().is_ok());
 
     // No UVs: an explicit cloth, a mesh face without vt.
