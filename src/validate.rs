@@ -83,6 +83,19 @@ pub fn describe(model: &Model) -> String {
             pinned,
             cloth.triangles.len()
         );
+        if let Some(r) = &cloth.render {
+            let _ = writeln!(
+                s,
+                "render mesh:    '{}', {} vertices ({:.1} × the particles), {} faces, reach {} m, largest offset {} m{}",
+                cloth.name,
+                r.binding.len(),
+                r.binding.len() as f64 / cloth.particles.len().max(1) as f64,
+                r.polygons.len(),
+                trimmed(r.binding.reach()),
+                trimmed(r.binding.largest_offset()),
+                if r.cache_proxy { format!(", particles cached as '{}{}'", cloth.name, weft_core::binding::PROXY_SUFFIX) } else { String::new() }
+            );
+        }
     }
     for c in model.colliders() {
         let motion =

@@ -132,10 +132,8 @@ fn frames(
     let settings = model.settings().clone();
     let cloths: Vec<ClothInfo> = model.cloths().to_vec();
     let formats = options.effective_formats();
-    let cache_err =
-        |cloth: &ClothInfo, format, source| BakeError::Cache { cloth: cloth.name.clone(), format, source };
+    let cache_err = |name: &str, format, source| BakeError::Cache { cloth: name.to_string(), format, source };
 
-    let spec = |cloth| cache_spec(&options.out_dir, cloth, &settings);
     let stats_path = options.out_dir.join(STATS_FILE);
     let stats_err = |source| BakeError::File { path: stats_path.clone(), source };
     let checkpoint_path = options.out_dir.join(CHECKPOINT_FILE);
@@ -165,10 +163,12 @@ fn frames(
             let _ = fs::remove_file(&checkpoint_path);
             let mut caches = Vec::with_capacity(cloths.len() * formats.len());
             for (c, cloth) in cloths.iter().enumerate() {
-                for &format in &formats {
-                    let writer =
-                        create_cache(format, &spec(cloth)).map_err(|e| cache_err(cloth, format, e))?;
-                    caches.push(OpenCache { cloth: c, format, writer });
+                for (name, render) in cache_names(cloth) {
+                    for &format in &formats {
+                        let writer = create_cache(format, &cache_spec(&options.out_dir, cloth, &name, render, &settings))
+                            .map_err(|e| cache_err(&name, format, e))?;
+                        caches.push(OpenCache { cloth: c, render, name: name.clone(), format, writer });
+                    }
                 }
             }
             let mut stats = StagedFile::create(&stats_path).map_err(stats_err)?;
@@ -277,8 +277,7 @@ fn frames(
             }
             let mut checkpoint = checkpointing::capture(model, fingerprint, frame, cadence.since());
             for cache in &mut out.caches {
-                let mark =
-                    cache.writer.mark().map_err(|e| cache_err(&cloths[cache.cloth], cache.format, e))?;
+                let mark = cache.writer.mark().map_err(|e| cache_err(&cache.name, cache.format, e))?;
                 checkpoint.caches.push(mark);
             }
             checkpoint.stats_bytes = out.stats.sync().map_err(stats_err)?;
@@ -298,7 +297,7 @@ fn frames(
     // Publish the caches, then the statistics. On any failure, remove what this bake already
     // published: no set of files that looks complete is left.
     let mut files: Vec<PathBuf> = Vec::new();
-    let published = publish(output.caches, output.stats, &cloths, &mut files);
+    let published = publish(output.caches, output.stats, &mut files);
     if let Err(e) = published {
         for f in &files {
             // Best effort: the error being returned is the one that matters.
@@ -353,14 +352,37 @@ fn set_substeps(model: &mut Model, substeps: u32) {
 }
 
 /// The cache of `cloth` in `dir`: `frames + 1` samples at the scene's frame rate.
-fn cache_spec<'a>(dir: &'a Path, cloth: &'a ClothInfo, settings: &SimSettings) -> CacheSpec<'a> {
+fn cache_spec<'a>(
+    dir: &'a Path,
+    cloth: &'a ClothInfo,
+    name: &'a str,
+    render: bool,
+    settings: &SimSettings,
+) -> CacheSpec<'a> {
+    let (polygons, point_count) = match cloth.render.as_ref().filter(|_| render) {
+        Some(r) => (&r.polygons, r.binding.len()),
+        None => (&cloth.polygons, cloth.particles.len()),
+    };
     CacheSpec {
         dir,
-        name: &cloth.name,
-        polygons: &cloth.polygons,
-        point_count: cloth.particles.len(),
+        name,
+        polygons,
+        point_count,
         fps: settings.fps,
         samples: settings.frames.saturating_add(1), // below u32::MAX: see check_limits
+    }
+}
+
+/// The caches a cloth writes in each format, by name, and whether each holds its render mesh: the
+/// cloth's name (its render mesh if it has one, else its particles), and `NAME_proxy` (its
+/// particles) when it has a render mesh with `cache_proxy`.
+pub(crate) fn cache_names(cloth: &ClothInfo) -> Vec<(String, bool)> {
+    match &cloth.render {
+        None => vec![(cloth.name.clone(), false)],
+        Some(r) if r.cache_proxy => {
+            vec![(cloth.name.clone(), true), (cloth.name.clone() + weft_core::binding::PROXY_SUFFIX, false)]
+        }
+        Some(_) => vec![(cloth.name.clone(), true)],
     }
 }
 
@@ -387,28 +409,29 @@ fn resume(
         }
         Err(e) => return Err(format!("{}: {e}", path.display())),
     };
-    let count = cloths.len() * formats.len();
+    let count = cloths.iter().map(|c| cache_names(c).len()).sum::<usize>() * formats.len();
     if let Some(why) = checkpointing::unusable(&checkpoint, model, fingerprint, count) {
         return Err(format!("{}: {why}", path.display()));
     }
     let mut caches = Vec::with_capacity(count);
     let mut marks = checkpoint.caches.iter();
     for (c, cloth) in cloths.iter().enumerate() {
-        for &format in formats {
-            let mark = marks.next().ok_or("the checkpoint records too few caches")?;
-            let spec = cache_spec(&options.out_dir, cloth, model.settings());
-            let writer = resume_cache(format, &spec, mark)
-                .map_err(|e| format!("{format} cache of cloth '{}': {e}", cloth.name))?;
-            if mark.samples != checkpoint.frame + 1 {
-                return Err(format!(
-                    "{format} cache of cloth '{}' holds {} samples, frame {} needs {}",
-                    cloth.name,
-                    mark.samples,
-                    checkpoint.frame,
-                    checkpoint.frame + 1
-                ));
+        for (name, render) in cache_names(cloth) {
+            for &format in formats {
+                let mark = marks.next().ok_or("the checkpoint records too few caches")?;
+                let spec = cache_spec(&options.out_dir, cloth, &name, render, model.settings());
+                let writer = resume_cache(format, &spec, mark)
+                    .map_err(|e| format!("{format} cache '{name}': {e}"))?;
+                if mark.samples != checkpoint.frame + 1 {
+                    return Err(format!(
+                        "{format} cache '{name}' holds {} samples, frame {} needs {}",
+                        mark.samples,
+                        checkpoint.frame,
+                        checkpoint.frame + 1
+                    ));
+                }
+                caches.push(OpenCache { cloth: c, render, name: name.clone(), format, writer });
             }
-            caches.push(OpenCache { cloth: c, format, writer });
         }
     }
     let stats = StagedFile::reopen(&options.out_dir.join(STATS_FILE), checkpoint.stats_bytes)
@@ -421,12 +444,11 @@ fn resume(
 fn publish(
     caches: Vec<OpenCache>,
     stats: StagedFile,
-    cloths: &[ClothInfo],
     files: &mut Vec<PathBuf>,
 ) -> Result<(), BakeError> {
     for cache in caches {
         let written = cache.writer.finish().map_err(|source| BakeError::Cache {
-            cloth: cloths[cache.cloth].name.clone(),
+            cloth: cache.name.clone(),
             format: cache.format,
             source,
         })?;

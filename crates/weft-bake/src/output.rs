@@ -16,15 +16,19 @@
 //! thread instead of two.
 
 use weft_core::Model;
+use weft_core::binding::vertex_normals;
 use weft_core::model::ClothInfo;
 use weft_io::{CacheFormat, CacheWriter, StagedFile};
 
 use crate::stats::{Quality, stats_row};
 use crate::{BakeError, FrameStats};
 
-/// One open cache: the cloth it belongs to (index into the model's cloths) and its writer.
+/// One open cache: the cloth it belongs to (index into the model's cloths), whether it holds the
+/// cloth's render mesh (else its particles), its name and its writer.
 pub(crate) struct OpenCache {
     pub(crate) cloth: usize,
+    pub(crate) render: bool,
+    pub(crate) name: String,
     pub(crate) format: CacheFormat,
     pub(crate) writer: Box<dyn CacheWriter>,
 }
@@ -38,8 +42,10 @@ pub(crate) struct Output {
     quality: Quality,
     /// The particle positions of the frame being written, m.
     positions: Vec<[f32; 3]>,
-    /// One cloth's positions, reused from cache to cache.
+    /// One cloth's positions (its particles', or its render mesh's), reused from cache to cache.
     sample: Vec<[f32; 3]>,
+    /// The vertex normals of a cloth with a render mesh, to place it.
+    normals: Vec<[f32; 3]>,
     /// Written on a thread of its own: one thread for the intersection count's parallel passes,
     /// so that they never take the solver's threads. `None`: written in line, counted on the
     /// solver's threads.
@@ -70,6 +76,7 @@ impl Output {
             quality: Quality::new(model),
             positions: Vec::new(),
             sample: Vec::new(),
+            normals: Vec::new(),
             pool,
         })
     }
@@ -106,17 +113,32 @@ impl Output {
     }
 
     /// Writes the captured positions to every cache: one sample.
+    /// A cloth's render mesh is placed on its particles here (see `weft_core::binding`), in
+    /// parallel on the output's thread or the solver's.
     pub(crate) fn write_samples(&mut self, cloths: &[ClothInfo]) -> Result<(), BakeError> {
-        let mut filled = usize::MAX;
+        let mut filled = None;
         for cache in self.caches.iter_mut() {
             let cloth = &cloths[cache.cloth];
-            if filled != cache.cloth {
+            if filled != Some((cache.cloth, cache.render)) {
+                let particles = &self.positions[cloth.particles.clone()];
                 self.sample.clear();
-                self.sample.extend_from_slice(&self.positions[cloth.particles.clone()]);
-                filled = cache.cloth;
+                match cloth.render.as_ref().filter(|_| cache.render) {
+                    None => self.sample.extend_from_slice(particles),
+                    Some(render) => {
+                        vertex_normals(particles, &cloth.triangles, &mut self.normals);
+                        self.sample.resize(render.binding.len(), [0.0; 3]);
+                        let (normals, sample) = (&self.normals, &mut self.sample);
+                        let mut place = || render.binding.place(particles, &cloth.triangles, normals, sample);
+                        match &self.pool {
+                            Some(pool) => pool.install(place),
+                            None => place(),
+                        }
+                    }
+                }
+                filled = Some((cache.cloth, cache.render));
             }
             cache.writer.write_sample(&self.sample).map_err(|source| BakeError::Cache {
-                cloth: cloth.name.clone(),
+                cloth: cache.name.clone(),
                 format: cache.format,
                 source,
             })?;

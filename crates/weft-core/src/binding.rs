@@ -31,7 +31,33 @@ use std::collections::HashMap;
 
 use rayon::prelude::*;
 
+use crate::polygons::Polygons;
 use crate::proximity::closest_on_triangle;
+
+/// What a cache of the proxy beside its render mesh is named: the cloth's name and this.
+pub const PROXY_SUFFIX: &str = "_proxy";
+
+/// A render mesh as a scene gives it, for [`crate::ClothDesc::render_mesh`].
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct RenderMeshDesc {
+    /// Its vertices at rest, m, in the space of the cloth's rest positions.
+    pub positions: Vec<[f32; 3]>,
+    /// Its faces as given, with their UVs, written to the cloth's mesh caches.
+    pub polygons: Polygons,
+    /// Whether the proxy is cached too, as the cloth's name + [`PROXY_SUFFIX`].
+    pub cache_proxy: bool,
+}
+
+/// A render mesh bound to its cloth, for [`crate::model::ClothInfo::render`].
+#[derive(Debug, Clone, PartialEq)]
+pub struct RenderMesh {
+    /// Where each render vertex sits on the proxy.
+    pub binding: Binding,
+    /// Its faces as given, with their UVs.
+    pub polygons: Polygons,
+    /// Whether the proxy is cached too, as the cloth's name + [`PROXY_SUFFIX`].
+    pub cache_proxy: bool,
+}
 
 type V = [f64; 3];
 
@@ -92,7 +118,7 @@ pub enum BindError {
     NoTriangles,
     /// No render vertex lies within reach of the proxy.
     #[error(
-        "no vertex of the render mesh lies within {reach} m of the simulated mesh (the nearest is vertex {vertex}, {distance} m away): is it in the same place and units?"
+        "no render vertex lies within {reach:.4} m (the reach) of the simulated mesh; the nearest, this one, is {distance:.4} m away: is the render mesh in the same place and units as the cloth?"
     )]
     NoneNear {
         /// The render vertex nearest the proxy (0-based).
@@ -104,7 +130,7 @@ pub enum BindError {
     },
     /// One render vertex is out of reach.
     #[error(
-        "render vertex {vertex} is {distance} m from the simulated mesh, more than the reach of {reach} m (one mean edge of the simulated mesh)"
+        "the render vertex is {distance:.4} m from the simulated mesh, beyond the reach of {reach:.4} m (one mean rest edge of the simulated mesh)"
     )]
     TooFar {
         /// The render vertex (0-based).
@@ -115,7 +141,7 @@ pub enum BindError {
         reach: f64,
     },
     /// A render vertex is not finite.
-    #[error("render vertex {vertex} is not finite")]
+    #[error("the render vertex is not a finite position")]
     NotFinite {
         /// The render vertex (0-based).
         vertex: usize,

@@ -121,6 +121,9 @@ pub struct ClothDesc {
     pub self_collision_mode: crate::self_collision::SelfCollisionMode,
     /// What the pins follow (see [`crate::follow`]); `None`: they stay where they are.
     pub follow: Option<crate::follow::FollowDesc>,
+    /// A finer mesh written to the caches in place of the particles, bound to the cloth's
+    /// triangles at rest (see [`crate::binding`]); `None`: the caches hold the particles.
+    pub render_mesh: Option<crate::binding::RenderMeshDesc>,
 }
 
 /// What the builder does with a non-manifold edge (shared by more than two triangles).

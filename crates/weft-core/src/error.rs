@@ -206,6 +206,17 @@ pub enum Rule {
         /// The earlier cloth's position.
         first: usize,
     },
+    /// A cloth named as another cloth's proxy cache (`NAME_proxy`, see [`crate::binding`]).
+    #[error("the name '{name}' is taken by the proxy cache of cloth #{cloth} (its cache_proxy)")]
+    ProxyName {
+        /// The name.
+        name: String,
+        /// The cloth whose proxy cache has it.
+        cloth: usize,
+    },
+    /// A render mesh that cannot be bound to its cloth.
+    #[error("{0}")]
+    Binding(crate::binding::BindError),
     /// A name that cannot be a file name.
     #[error("'{name}' cannot name a cache file: use letters, digits, '-', '_' or '.', not starting with '.'")]
     BadName {

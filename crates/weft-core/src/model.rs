@@ -24,6 +24,9 @@ pub struct ClothInfo {
     /// Its faces as given, with their UVs, in indices local to the cloth (for mesh caches): the
     /// scene's polygons ([`crate::ClothDesc::polygons`]), or else its triangles. May be empty.
     pub polygons: crate::polygons::Polygons,
+    /// The render mesh its caches hold instead of its particles, bound to them (see
+    /// [`crate::binding`]); `None`: the caches hold the particles with [`ClothInfo::polygons`].
+    pub render: Option<crate::binding::RenderMesh>,
 }
 
 /// How one batched constraint set was laid out.

@@ -41,6 +41,7 @@ mod particles;
 use crate::aero::AeroModel;
 use crate::batches::Packed;
 use crate::bending::BendingBatches;
+use crate::binding::{BindError, Binding, PROXY_SUFFIX, RenderMesh, RenderMeshDesc};
 use crate::cloth::{ClothContext, ClothErrors};
 pub use crate::cloth::{ClothDesc, EdgeSet, MassSpec, NonManifold};
 use crate::collider::{Collider, ColliderDesc};
@@ -198,6 +199,8 @@ impl ModelBuilder {
             |field, rule| e.at(field, None, rule),
         )?;
 
+        let render = desc.render_mesh.as_ref().map(|r| bind_render(desc, r, e)).transpose()?;
+
         // Everything holds: commit.
         self.self_collision.commit(self_collision);
         self.surface_collision.commit(surface_collision);
@@ -221,6 +224,7 @@ impl ModelBuilder {
             particles: start..start + n,
             triangles: desc.triangles.clone(),
             polygons,
+            render,
         });
         Ok(self)
     }
@@ -237,6 +241,16 @@ impl ModelBuilder {
         }
         if let Some(first) = self.cloths.iter().position(|c| &c.name == name) {
             return Err(e.at("name", None, Rule::DuplicateName { name: name.clone(), first }));
+        }
+        let proxy_of = |c: &ClothInfo| c.render.as_ref().is_some_and(|r| r.cache_proxy).then(|| c.name.clone() + PROXY_SUFFIX);
+        if let Some(cloth) = self.cloths.iter().position(|c| proxy_of(c).as_ref() == Some(name)) {
+            return Err(e.at("name", None, Rule::ProxyName { name: name.clone(), cloth }));
+        }
+        if desc.render_mesh.as_ref().is_some_and(|r| r.cache_proxy) {
+            let proxy = name.clone() + PROXY_SUFFIX;
+            if let Some(first) = self.cloths.iter().position(|c| c.name == proxy || proxy_of(c) == Some(proxy.clone())) {
+                return Err(e.at("cache_proxy", None, Rule::DuplicateName { name: proxy, first }));
+            }
         }
         Ok(())
     }
@@ -484,4 +498,23 @@ mod tests {
         let s = SimSettings { frames: 10, ..settings() };
         assert!(matches!(ModelBuilder::new(s, limits).unwrap_err().rule, Rule::TooLarge { .. }));
     }
+}
+
+/// Binds a cloth's render mesh to its triangles at rest (see [`crate::binding`]).
+fn bind_render(desc: &ClothDesc, render: &RenderMeshDesc, e: ClothErrors<'_>) -> Result<RenderMesh, BuildError> {
+    let points = render.positions.len();
+    if render.polygons.points_needed() > points {
+        let index = render.polygons.points_needed() as u64 - 1;
+        return Err(e.at("render_mesh", None, Rule::IndexOutOfRange { index, len: points }));
+    }
+    let binding = Binding::bind(&desc.positions, &desc.triangles, &render.positions).map_err(|b| {
+        let vertex = match b {
+            BindError::NoTriangles => None,
+            BindError::NoneNear { vertex, .. } | BindError::TooFar { vertex, .. } | BindError::NotFinite { vertex } => {
+                Some(vertex)
+            }
+        };
+        e.at("render_mesh", vertex, Rule::Binding(b))
+    })?;
+    Ok(RenderMesh { binding, polygons: render.polygons.clone(), cache_proxy: render.cache_proxy })
 }

@@ -18,6 +18,7 @@ use toml::Spanned;
 use weft_core::Rule;
 use weft_core::aero::AeroDesc;
 use weft_core::bending::BendingDesc;
+use weft_core::binding::RenderMeshDesc;
 use weft_core::builder::{ClothDesc, EdgeSet, MassSpec, NonManifold};
 use weft_core::follow::FollowDesc;
 use weft_core::grid::{GridDesc, GridMesh, GridPlane};
@@ -327,6 +328,7 @@ impl<'a> Cloth<'a> {
         cx.pins(&mut raw, &mut desc, derived.corners)?;
         cx.kinds(&mut raw, &mut desc, tolerance)?;
         cx.follow(&mut raw, &mut desc)?;
+        cx.render_mesh(&mut raw, &mut desc, limits)?;
         Ok((desc, cx.spans, cx.origin))
     }
 
@@ -1012,6 +1014,49 @@ impl Cloth<'_> {
                 let fail = |place: &str, at: usize, rule: SceneRule| self.fail(place, at, rule);
                 FollowDesc::Keys(super::collider::follow_keys(&list, at, &fail)?)
             }
+        });
+        Ok(())
+    }
+}
+
+impl Cloth<'_> {
+    /// `render_mesh` (an OBJ file rendered in place of the cloth, see `weft_core::binding`) and
+    /// `cache_proxy`.
+    fn render_mesh(&mut self, raw: &mut RawCloth, desc: &mut ClothDesc, limits: &Limits) -> Result<(), SceneError> {
+        let cache_proxy = raw.cache_proxy.take();
+        if let Some(c) = &cache_proxy {
+            self.spans.key("cache_proxy", c.span());
+        }
+        let Some(mesh) = raw.render_mesh.take() else {
+            return match cache_proxy {
+                Some(c) => Err(self.fail(
+                    "cache_proxy",
+                    c.span().start,
+                    SceneRule::Needs { key: "cache_proxy", needs: "a `render_mesh`" },
+                )),
+                None => Ok(()),
+            };
+        };
+        self.spans.key("render_mesh", mesh.span());
+        let at = mesh.span().start;
+        let path = resolve(self.source.path(), mesh.get_ref());
+        let file = one_line(&path.display().to_string());
+        let obj = read_obj_limited(&path, &ObjectSelection::Only, limits).map_err(|ObjError { line, problem }| {
+            match line {
+                Some(line) => self.fail_in(&file, line, "render_mesh", SceneRule::Obj(problem)),
+                None => self.fail("render_mesh", at, SceneRule::ObjFile { file: file.clone(), problem }),
+            }
+        })?;
+        self.origin.render = Some(MeshLines {
+            file,
+            vertex_numbers: obj.vertex_numbers,
+            vertex_lines: obj.vertex_lines,
+            ..MeshLines::default()
+        });
+        desc.render_mesh = Some(RenderMeshDesc {
+            positions: obj.positions,
+            polygons: obj.polygons,
+            cache_proxy: cache_proxy.is_some_and(|c| c.into_inner()),
         });
         Ok(())
     }

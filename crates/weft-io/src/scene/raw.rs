@@ -138,6 +138,8 @@ pub(super) struct RawCloth {
     pub(super) self_thickness: Option<Spanned<f64>>,
     pub(super) self_friction: Option<Spanned<f64>>,
     pub(super) follow: Option<Spanned<RawFollow>>,
+    pub(super) render_mesh: Option<Spanned<String>>,
+    pub(super) cache_proxy: Option<Spanned<bool>>,
 }
 
 /// `follow = "collider"` or `follow = [{ time, position, rotation }, ...]`.

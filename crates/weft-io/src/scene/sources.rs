@@ -9,6 +9,8 @@ pub(super) struct ClothSource {
     pub(super) mesh: Option<MeshLines>,
     /// Where each run of pins came from, in order (the scene's own `pins` first).
     pub(super) pins: Vec<PinRun>,
+    /// For a cloth with a `render_mesh`: its OBJ lines (vertices only).
+    pub(super) render: Option<MeshLines>,
 }
 
 /// The OBJ lines behind a mesh cloth.
@@ -53,6 +55,12 @@ impl ClothSource {
             let (file, lines) = run.file.as_ref()?;
             let line = *lines.get(i - run.start)?;
             return Some(Outside { file: file.clone(), line, shown: format!("pins[{i}] (from pin_file)") });
+        }
+        if field == "render_mesh" {
+            let render = self.render.as_ref()?;
+            let vertex = render.vertex_numbers.get(i)?;
+            let line = *render.vertex_lines.get(i)?;
+            return Some(Outside { file: render.file.clone(), line, shown: format!("render_mesh vertex {vertex}") });
         }
         let mesh = self.mesh.as_ref()?;
         let at = |line: u32, shown: String| Some(Outside { file: mesh.file.clone(), line, shown });
