@@ -173,10 +173,11 @@ fn obj_sequence(dir: &Path, name: &str) -> Result<Option<Vec<PathBuf>>, ReportEr
         let file = entry.file_name();
         let Some(file) = file.to_str() else { continue };
         let Some(digits) = file.strip_prefix(&prefix).and_then(|r| r.strip_suffix(".obj")) else { continue };
-        if digits.len() >= 4 && digits.bytes().all(|b| b.is_ascii_digit()) {
-            if let Ok(k) = digits.parse() {
-                found.push((k, entry.path()));
-            }
+        if digits.len() >= 4
+            && digits.bytes().all(|b| b.is_ascii_digit())
+            && let Ok(k) = digits.parse()
+        {
+            found.push((k, entry.path()));
         }
     }
     found.sort();

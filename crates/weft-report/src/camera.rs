@@ -17,10 +17,8 @@ impl Bounds {
     /// Grows the box to hold `p` (non-finite points are ignored).
     pub fn add(&mut self, p: [f32; 3]) {
         if p.iter().all(|c| c.is_finite()) {
-            for i in 0..3 {
-                self.min[i] = self.min[i].min(p[i]);
-                self.max[i] = self.max[i].max(p[i]);
-            }
+            self.min = std::array::from_fn(|i| self.min[i].min(p[i]));
+            self.max = std::array::from_fn(|i| self.max[i].max(p[i]));
         }
     }
 

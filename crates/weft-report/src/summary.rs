@@ -39,10 +39,10 @@ impl Summary {
         };
         let mut summary: Summary =
             toml::from_str(&text).map_err(|e| ReportError::input(&path, one_line(&e.to_string())))?;
-        if let Some(scene) = &summary.scene {
-            if scene.is_relative() {
-                summary.scene = Some(dir.join(scene));
-            }
+        if let Some(scene) = &summary.scene
+            && scene.is_relative()
+        {
+            summary.scene = Some(dir.join(scene));
         }
         Ok(Some(summary))
     }

@@ -72,9 +72,9 @@ pub fn draw(image: &mut Image, text: &str, left: f32, top: f32, size: f32, colou
             }
             let i = (py as usize * image.width as usize + px as usize) * 3;
             let a = coverage.clamp(0.0, 1.0);
-            for k in 0..3 {
-                let under = f32::from(image.pixels[i + k]);
-                image.pixels[i + k] = (under + (f32::from(colour[k]) - under) * a).round() as u8;
+            for (under, &ink) in image.pixels[i..i + 3].iter_mut().zip(&colour) {
+                let u = f32::from(*under);
+                *under = (u + (f32::from(ink) - u) * a).round() as u8;
             }
         });
     }

@@ -174,7 +174,8 @@ fn a_bake_on_a_sphere_is_drawn() {
     let (u, v) = ([0, 1, 2].map(|i| t[1][i] - t[0][i]), [0, 1, 2].map(|i| t[2][i] - t[0][i]));
     let normal = [u[1] * v[2] - u[2] * v[1], u[2] * v[0] - u[0] * v[2], u[0] * v[1] - u[1] * v[0]];
     let faces_camera = (0..3).map(|i| normal[i] * camera.to_eye[i]).sum::<f32>() > 0.0;
-    let (seen, hidden): (fn([u8; 3]) -> bool, fn([u8; 3]) -> bool) =
+    type Colour = fn([u8; 3]) -> bool;
+    let (seen, hidden): (Colour, Colour) =
         if faces_camera { (is_front, is_back) } else { (is_back, is_front) };
     let cloth: Vec<(u32, u32)> = pixels(&first).filter(|p| seen(p.2)).map(|p| (p.0, p.1)).collect();
     let box_area = (hi(0) - lo(0)) * (hi(1) - lo(1));
