@@ -14,7 +14,8 @@
 //! * [`io`] (`weft-io`): scene files, PC2 / USD / OBJ caches, checkpoints;
 //! * [`bake`] (`weft-bake`): scene in, caches and per-frame statistics out ([`bake::bake`],
 //!   [`bake::bake_model`]), checkpoints and resuming, and what a bake reports (as data);
-//! * [`bench`](mod@bench) (`weft-bench`): the side-by-side performance table of `weft bench`.
+//! * [`bench`](mod@bench) (`weft-bench`): the side-by-side performance table of `weft bench`;
+//! * [`report`](mod@report) (`weft-report`): the plots and preview images of `weft report`.
 //!
 //! Its own modules are what the command line shows a person:
 //!
@@ -60,6 +61,7 @@ pub use weft_bench as bench;
 pub use weft_core as core;
 pub use weft_io as io;
 pub use weft_kernels as kernels;
+pub use weft_report as report;
 
 pub mod demo;
 pub mod validate;

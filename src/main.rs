@@ -1,4 +1,5 @@
-//! The `weft` command line: bake a scene, validate it, run the demo, run the benchmark.
+//! The `weft` command line: bake a scene, validate it, run the demo, run the benchmark, draw the
+//! report of a bake.
 //!
 //! On failure it prints one line, `error: <message>`, on stderr and exits with status 1; usage
 //! errors keep clap's status 2.
@@ -43,6 +44,8 @@ enum Command {
     Demo(DemoArgs),
     /// Print the side-by-side performance table
     Bench(BenchArgs),
+    /// Draw PNG plots of a bake's stats.csv and preview images of its frames
+    Report(ReportArgs),
 }
 
 #[derive(Debug, Args)]
@@ -93,6 +96,25 @@ struct BenchArgs {
     /// kinds, steps, self-collision, mesh-collider, quality, bake, accuracy, memory
     #[arg(long, value_name = "SECTION", value_delimiter = ',', value_parser = bench_section)]
     only: Vec<weft::bench::Section>,
+}
+
+#[derive(Debug, Args)]
+struct ReportArgs {
+    /// Bake folders (a `weft bake --out` folder); several: the variants of a sweep, side by side
+    #[arg(required = true, value_name = "DIR")]
+    dirs: Vec<PathBuf>,
+    /// Frames to preview (0 is the initial state; comma-separated) [default: one folder: the
+    /// first, three between and the last; several: each one's last]
+    #[arg(long, value_name = "LIST", value_delimiter = ',')]
+    frames: Vec<u32>,
+    /// Folder to write the images to (created if missing) [default: DIR/report; several folders:
+    /// their shared parent's report/]
+    #[arg(short, long, value_name = "OUTDIR")]
+    out: Option<PathBuf>,
+    /// Draw the bakes with this scene file instead of the one their summary.toml names (for bakes
+    /// without summary.toml)
+    #[arg(long, value_name = "FILE")]
+    scene: Option<PathBuf>,
 }
 
 /// The heap counted, for the memory rows of `weft bench` (no allocation happens per time step,
@@ -286,6 +308,22 @@ fn run(cli: Cli) -> Result<(), Failure> {
             let table = weft::bench::run(&weft::bench::BenchOptions { quick: args.quick, only: args.only })
                 .map_err(|e| Failure(format!("{e:#}")))?;
             print(&table)
+        }
+        Command::Report(args) => {
+            let report = weft::report::report(&weft::report::ReportOptions {
+                dirs: args.dirs,
+                frames: args.frames,
+                out: args.out,
+                scene: args.scene,
+            })?;
+            for note in &report.notes {
+                let _ = writeln!(io::stderr(), "note: {}", one_line(note));
+            }
+            let mut text = format!("report: {}\n", report.out_dir.display());
+            for file in &report.files {
+                text.push_str(&format!("  {}\n", file.display()));
+            }
+            print(&text)
         }
     }
 }
