@@ -181,6 +181,12 @@ impl Polygons {
         self.starts.windows(2).map(|w| &self.corners[w[0]..w[1]])
     }
 
+    /// Every face cut into triangles, fans from its first corner (for drawing and for
+    /// measuring; the caches write the faces as they are).
+    pub fn fan_triangles(&self) -> Vec<[u32; 3]> {
+        self.faces().flat_map(|f| (1..f.len() - 1).map(move |k| [f[0], f[k], f[k + 1]])).collect()
+    }
+
     /// One more than the largest point index: the fewest points these faces can index (0 without
     /// faces).
     pub fn points_needed(&self) -> usize {

@@ -115,7 +115,7 @@ impl ClothFrames {
 }
 
 /// The caches of every cloth of `model` in `dir`: `NAME.pc2` where it has the cloth's particle
-/// count, else the OBJ sequence `NAME.NNNN.obj` (with its own faces); a cloth with neither, or
+/// count (its render mesh's vertex count, for a cloth with one), else the OBJ sequence `NAME.NNNN.obj` (with its own faces); a cloth with neither, or
 /// without triangles, is left out with a line in `notes`.
 pub fn cloth_caches(
     dir: &Path,
@@ -131,21 +131,22 @@ pub fn cloth_caches(
         if pc2_path.is_file() {
             let cache =
                 weft_io::read_pc2(&pc2_path).map_err(|e| ReportError::input(&pc2_path, e.to_string()))?;
-            if cache.point_count != cloth.particles.len() {
+            // A cloth with a render mesh caches that mesh under its name.
+            let (points, triangles, what) = match &cloth.render {
+                Some(r) => (r.binding.len(), r.polygons.fan_triangles(), "render mesh vertices"),
+                None => (cloth.particles.len(), cloth.triangles.clone(), "particles"),
+            };
+            if cache.point_count != points {
                 pc2_note = Some(format!(
-                    "{}: {} points, the cloth has {} particles",
+                    "{}: {} points, the cloth has {points} {what}",
                     pc2_path.display(),
                     cache.point_count,
-                    cloth.particles.len()
                 ));
-            } else if cloth.triangles.is_empty() {
+            } else if triangles.is_empty() {
                 notes.push(format!("{}: cloth '{name}' has no triangles: not drawn", dir.display()));
                 continue;
             } else {
-                out.push(ClothFrames {
-                    name,
-                    source: Source::Pc2 { cache, triangles: cloth.triangles.clone() },
-                });
+                out.push(ClothFrames { name, source: Source::Pc2 { cache, triangles } });
                 continue;
             }
         }
