@@ -30,5 +30,8 @@ pub mod usd;
 pub use cache::{CacheFormat, CacheMark, CacheSpec, CacheWriter, UnknownFormat, create_cache, resume_cache};
 pub use obj::{ObjError, ObjMesh, ObjProblem, ObjectSelection, parse_obj, read_obj};
 pub use pc2::{Pc2, Pc2Error, parse_pc2, read_pc2};
-pub use scene::{MAX_SCENE_BYTES, Scene, SceneError, SceneRule, SourcePos, load_scene, parse_scene};
+pub use scene::{
+    MAX_SCENE_BYTES, Scene, SceneError, SceneRule, SourcePos, Variant, Wedge, load_scene, load_scene_variant,
+    parse_scene, parse_scene_variant, wedge_variants,
+};
 pub use staged::{StagedFile, WRITE_BUFFER};
