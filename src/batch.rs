@@ -25,6 +25,8 @@ pub(crate) enum Plan {
 
 /// One bake of a batch: what to call it, its scene (or why it cannot be read) and its folder.
 pub(crate) struct Job {
+    /// The scene file.
+    path: PathBuf,
     label: String,
     scene: Result<Scene, String>,
     out: PathBuf,
@@ -78,6 +80,7 @@ pub(crate) fn plan(
         let dir = out.join(stem);
         match wedge_variants(scene, limits) {
             Ok(variants) if variants.is_empty() => jobs.push(Job {
+                path: scene.clone(),
                 label: scene.display().to_string(),
                 scene: load_scene(scene, limits).map_err(|e| e.to_string()),
                 out: dir,
@@ -89,7 +92,8 @@ pub(crate) fn plan(
                 variants.into_iter().map(|v| (v.index, v.name)),
             )),
             Err(e) => {
-                jobs.push(Job { label: scene.display().to_string(), scene: Err(e.to_string()), out: dir })
+                let label = scene.display().to_string();
+                jobs.push(Job { path: scene.clone(), label, scene: Err(e.to_string()), out: dir })
             }
         }
     }
@@ -105,6 +109,7 @@ fn variant_jobs(
 ) -> Vec<Job> {
     variants
         .map(|(index, name)| Job {
+            path: scene.to_path_buf(),
             label: format!("{} variant {name}", scene.display()),
             scene: load_scene_variant(scene, limits, index).map_err(|e| e.to_string()),
             out: out.join(name),
@@ -114,11 +119,17 @@ fn variant_jobs(
 
 /// Bakes `jobs` with `options` (each into its own folder), within `budget` threads; tells of
 /// each start and end on stderr unless `quiet`. Returns the error line of each bake that failed,
-/// in the jobs' order: `LABEL: MESSAGE`.
+/// in the jobs' order: the message, after `LABEL: ` unless it names the scene file already (a
+/// scene's errors do, with the variant).
 pub(crate) fn run(jobs: Vec<Job>, options: &BakeOptions, budget: usize, quiet: bool) -> Vec<String> {
     let total = jobs.len();
     let budget = budget.max(1);
     let mut failures: Vec<Option<String>> = vec![None; total];
+    let names: Vec<(String, PathBuf)> = jobs.iter().map(|j| (j.label.clone(), j.path.clone())).collect();
+    let failure = |i: usize, message: String| {
+        let (label, path) = &names[i];
+        if message.contains(&*path.display().to_string()) { message } else { format!("{label}: {message}") }
+    };
     // The threads each job asks for (its model built once to see), or why it cannot bake.
     let mut ready = Vec::new();
     for (i, job) in jobs.into_iter().enumerate() {
@@ -130,8 +141,8 @@ pub(crate) fn run(jobs: Vec<Job>, options: &BakeOptions, budget: usize, quiet: b
             };
             Ok((scene, need))
         }) {
-            Ok((scene, need)) => ready.push((i, job.label, scene, need, job.out)),
-            Err(e) => failures[i] = Some(format!("{}: {e}", job.label)),
+            Ok((scene, need)) => ready.push((i, scene, need, job.out)),
+            Err(e) => failures[i] = Some(failure(i, e)),
         }
     }
     let say = |line: String| {
@@ -139,33 +150,32 @@ pub(crate) fn run(jobs: Vec<Job>, options: &BakeOptions, budget: usize, quiet: b
             let _ = writeln!(io::stderr(), "{line}");
         }
     };
-    for (i, failure) in failures.iter().enumerate() {
-        if let Some(f) = failure {
-            say(format!("[{}/{total}] {}: failed", i + 1, f.split(": ").next().unwrap_or_default()));
+    for (i, failed) in failures.iter().enumerate() {
+        if failed.is_some() {
+            say(format!("[{}/{total}] {}: failed", i + 1, names[i].0));
         }
     }
     std::thread::scope(|scope| {
         let (done, finished) = mpsc::channel::<(usize, usize, Result<BakeReport, String>)>();
         let mut free = budget;
         let mut running = 0;
-        let mut labels: Vec<String> = vec![String::new(); total];
         let mut queue = ready.into_iter();
         let mut next = queue.next();
         while next.is_some() || running > 0 {
             // Start jobs in order while their threads fit what is free.
-            while let Some((i, label, scene, need, out)) = next.take() {
+            while let Some((i, scene, need, out)) = next.take() {
                 if need > free && running > 0 {
-                    next = Some((i, label, scene, need, out));
+                    next = Some((i, scene, need, out));
                     break;
                 }
                 free = free.saturating_sub(need);
                 running += 1;
                 say(format!(
-                    "[{}/{total}] {label}: baking on {need} thread{}",
+                    "[{}/{total}] {}: baking on {need} thread{}",
                     i + 1,
+                    names[i].0,
                     if need == 1 { "" } else { "s" }
                 ));
-                labels[i] = label;
                 let options = BakeOptions { out_dir: out, threads: Some(need), ..options.clone() };
                 let done = done.clone();
                 scope.spawn(move || {
@@ -180,10 +190,10 @@ pub(crate) fn run(jobs: Vec<Job>, options: &BakeOptions, budget: usize, quiet: b
             free += need;
             running -= 1;
             match result {
-                Ok(report) => say(format!("[{}/{total}] {}: done, {}", i + 1, labels[i], figures(&report))),
+                Ok(report) => say(format!("[{}/{total}] {}: done, {}", i + 1, names[i].0, figures(&report))),
                 Err(e) => {
-                    say(format!("[{}/{total}] {}: failed", i + 1, labels[i]));
-                    failures[i] = Some(format!("{}: {e}", labels[i]));
+                    say(format!("[{}/{total}] {}: failed", i + 1, names[i].0));
+                    failures[i] = Some(failure(i, e));
                 }
             }
         }
@@ -191,12 +201,14 @@ pub(crate) fn run(jobs: Vec<Job>, options: &BakeOptions, budget: usize, quiet: b
     failures.into_iter().flatten().collect()
 }
 
-/// A bake's figures on one line: frames, ms per frame, the largest strain.
+/// A bake's figures on one line: frames (and the checkpoint it resumed from), ms per frame of the
+/// frames it stepped, the largest strain of those and the last frame's.
 fn figures(report: &BakeReport) -> String {
     let peak = report.per_frame.iter().map(|f| f.max_stretch).fold(0.0f32, f32::max);
     let last = report.per_frame.last().map_or(0.0, |f| f.max_stretch);
+    let resumed = report.resumed_from.map(|f| format!(", resumed after frame {f}")).unwrap_or_default();
     format!(
-        "{} frames, {:.2} ms/frame, strain peak {:.2} % / last frame {:.2} %",
+        "{} frames{resumed}, {:.2} ms/frame, strain peak {:.2} % / last frame {:.2} %",
         report.frames,
         report.ms_per_frame(),
         peak * 100.0,

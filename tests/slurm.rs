@@ -90,7 +90,8 @@ fn slurm(dir: &Path, program: &Path, args: &[&str]) -> String {
 fn the_sbatch_array_bakes_every_variant_of_the_wedge() {
     let required = std::env::var("WEFT_REQUIRE_SLURM").is_ok_and(|v| v == "1");
     let found: Vec<Option<PathBuf>> = PROGRAMS.iter().map(|p| find(p)).collect();
-    let missing: Vec<&str> = PROGRAMS.iter().zip(&found).filter(|(_, f)| f.is_none()).map(|(p, _)| *p).collect();
+    let missing: Vec<&str> =
+        PROGRAMS.iter().zip(&found).filter(|(_, f)| f.is_none()).map(|(p, _)| *p).collect();
     let root = Command::new("id").arg("-u").output().is_ok_and(|o| o.stdout.trim_ascii() == b"0");
     let why = if !missing.is_empty() {
         Some(format!("{} not found (apt-get install slurm-wlm munge)", missing.join(", ")))
@@ -116,7 +117,9 @@ fn the_sbatch_array_bakes_every_variant_of_the_wedge() {
     let mut key = vec![0u8; 1024];
     fs::File::open("/dev/urandom").unwrap().read_exact(&mut key).unwrap();
     fs::write(dir.join("munge.key"), &key).unwrap();
-    let chmod = |path: &Path, mode: &str| assert!(Command::new("chmod").arg(mode).arg(path).status().unwrap().success());
+    let chmod = |path: &Path, mode: &str| {
+        assert!(Command::new("chmod").arg(mode).arg(path).status().unwrap().success())
+    };
     chmod(&dir.join("munge.key"), "600");
 
     // The node as slurmd sees it (its name, CPUs, memory): the first line of `slurmd -C`.
@@ -173,7 +176,8 @@ fn the_sbatch_array_bakes_every_variant_of_the_wedge() {
     start("slurmctld", &slurmctld, &["-D".into(), "-i".into(), "-f".into(), conf.clone()]);
     start("slurmd", &slurmd, &["-D".into(), "-f".into(), conf]);
     wait_for(dir, "the node to be idle", Duration::from_secs(30), || {
-        let output = Command::new(&sinfo).args(["-h", "-o", "%t"]).env("SLURM_CONF", dir.join("slurm.conf")).output();
+        let output =
+            Command::new(&sinfo).args(["-h", "-o", "%t"]).env("SLURM_CONF", dir.join("slurm.conf")).output();
         output.is_ok_and(|o| String::from_utf8_lossy(&o.stdout).trim() == "idle")
     });
 

@@ -183,18 +183,22 @@ fn every_bad_wedge_is_one_error_line_naming_the_file_and_key_and_no_files() {
         fs::create_dir(&out).unwrap();
         let names = match case.line_of {
             Some(marker) => {
-                let line = case.scene.lines().position(|l| l.contains(marker)).expect("the marker is there") + 1;
+                let line =
+                    case.scene.lines().position(|l| l.contains(marker)).expect("the marker is there") + 1;
                 format!("{}:{line}:", scene.display())
             }
             None => format!("{}:", scene.display()),
         };
-        let mut args: Vec<OsString> = vec!["bake".into(), scene.clone().into(), "--out".into(), out.clone().into()];
+        let mut args: Vec<OsString> =
+            vec!["bake".into(), scene.clone().into(), "--out".into(), out.clone().into()];
         args.extend(case.args.iter().map(OsString::from));
         let mut found = problems(&args, &out, &names, &case.says);
         // `weft validate` reads every variant: the same error, but for an index it is not given.
         if !case.args.contains(&"--wedge-index") {
             let validate: Vec<OsString> = vec!["validate".into(), scene.clone().into()];
-            found.extend(problems(&validate, &out, &names, &case.says).into_iter().map(|p| format!("validate: {p}")));
+            found.extend(
+                problems(&validate, &out, &names, &case.says).into_iter().map(|p| format!("validate: {p}")),
+            );
         }
         if !found.is_empty() {
             failures.push(format!("{}:\n    {}", case.name, found.join("\n    ")));
@@ -214,14 +218,25 @@ fn several_scenes_refuse_one_folder_for_two_and_a_wedge_index() {
     fs::write(&second, WEDGE).unwrap();
     let out = dir.path().join("out");
     let bake = |extra: &[&str]| -> Vec<OsString> {
-        let mut args: Vec<OsString> =
-            vec!["bake".into(), first.clone().into(), second.clone().into(), "--out".into(), out.clone().into()];
+        let mut args: Vec<OsString> = vec![
+            "bake".into(),
+            first.clone().into(),
+            second.clone().into(),
+            "--out".into(),
+            out.clone().into(),
+        ];
         args.extend(extra.iter().map(OsString::from));
         args
     };
-    let found = problems(&bake(&[]), &out, &first.display().to_string(), &[&second.display().to_string(), "both bake into"]);
+    let found = problems(
+        &bake(&[]),
+        &out,
+        &first.display().to_string(),
+        &[&second.display().to_string(), "both bake into"],
+    );
     assert!(found.is_empty(), "{found:?}");
-    let found = problems(&bake(&["--wedge-index", "0"]), &out, "--wedge-index", &["one variant of one scene"]);
+    let found =
+        problems(&bake(&["--wedge-index", "0"]), &out, "--wedge-index", &["one variant of one scene"]);
     assert!(found.is_empty(), "{found:?}");
     assert!(!out.exists(), "the output directory was created");
 }

@@ -6,7 +6,8 @@
 //! * [`scene`]: scene files (TOML) into a [`weft_core::ModelBuilder`] (the keys are documented in
 //!   the repository's `docs/scene.md`). [`load_scene`] / [`parse_scene`] give a [`Scene`];
 //!   [`Scene::build_model`] gives a [`weft_core::Model`]; errors are [`SceneError`]s pointing at
-//!   `file:line:column`.
+//!   `file:line:column`. [`scene::wedge`]: a scene's `[wedge]` table, a sweep of its keys
+//!   into named variants ([`wedge_variants`], [`load_scene_variant`]).
 //! * [`obj`]: Wavefront OBJ meshes for cloths ([`read_obj`]): polygons triangulated with their quad
 //!   pairs kept, UVs per triangle corner, and the file line behind every particle and triangle.
 //! * [`cache`]: the [`CacheWriter`] trait, the [`CacheFormat`]s and [`create_cache`].

@@ -165,6 +165,8 @@ impl Wedge {
             at: source.pos(e.span().map_or(0, |s| s.start)),
             message: plain_toml_message(e.message()),
         };
+        // The scene's own TOML errors first, as `parse_scene` reports them.
+        toml::from_str::<super::raw::RawScene>(text).map_err(toml_error)?;
         let root = DeTable::parse(text).map_err(toml_error)?;
         let Some(table) = root.get_ref().get("wedge") else { return Ok(None) };
         let invalid = |at: usize, place: String, rule: SceneRule| SceneError::Invalid {
@@ -176,8 +178,6 @@ impl Wedge {
         let DeValue::Table(entries) = table.get_ref() else {
             return Err(invalid(table_at, "wedge".into(), SceneRule::WedgeNotTable));
         };
-        // The base scene's own TOML errors first, as for any scene.
-        toml::from_str::<super::raw::RawScene>(text).map_err(toml_error)?;
 
         let mut leaves = Vec::new();
         flatten(entries, text, "", &mut leaves);
@@ -451,37 +451,37 @@ fn read_value(text: &str) -> Result<toml::Value, String> {
 fn target(root: &DeTable<'_>, text: &str, key: &str) -> Result<Target, SceneRule> {
     let not_table = || SceneRule::WedgeTable { key: key.to_string() };
     let (kind, rest) = key.split_once('.').ok_or_else(not_table)?;
-    let (mut table, place, rest) = match kind {
+    let (mut table, mut inline, place, rest) = match kind {
         "simulation" => {
-            let Some(DeValue::Table(t)) = root.get("simulation").map(|v| v.get_ref()) else {
-                return Err(not_table());
-            };
-            (t, "[simulation]".to_string(), rest)
+            let Some(simulation) = root.get("simulation") else { return Err(not_table()) };
+            let DeValue::Table(t) = simulation.get_ref() else { return Err(not_table()) };
+            (t, text[simulation.span()].starts_with('{'), "[simulation]".to_string(), rest)
         }
         "cloth" | "collider" => {
-            let tables: Vec<&DeTable<'_>> = match root.get(kind).map(|v| v.get_ref()) {
+            // Each table, and whether it is written inline.
+            let tables: Vec<(&DeTable<'_>, bool)> = match root.get(kind).map(|v| v.get_ref()) {
                 Some(DeValue::Array(a)) => a
                     .iter()
                     .filter_map(|t| match t.get_ref() {
-                        DeValue::Table(t) => Some(t),
+                        DeValue::Table(table) => Some((table, text[t.span()].starts_with('{'))),
                         _ => None,
                     })
                     .collect(),
                 _ => Vec::new(),
             };
             let names: Vec<&str> =
-                tables.iter().filter_map(|t| t.get("name").and_then(|n| n.get_ref().as_str())).collect();
+                tables.iter().filter_map(|(t, _)| t.get("name").and_then(|n| n.get_ref().as_str())).collect();
             // The longest name the key goes on from (names may hold dots).
             let found = tables
                 .iter()
-                .filter_map(|t| {
+                .filter_map(|&(t, inline)| {
                     let name = t.get("name")?.get_ref().as_str()?;
                     let after = rest.strip_prefix(name)?.strip_prefix('.')?;
-                    Some((name, *t, after))
+                    Some((name, t, inline, after))
                 })
-                .max_by_key(|(name, _, _)| name.len());
+                .max_by_key(|(name, ..)| name.len());
             match found {
-                Some((name, t, after)) => (t, format!("{kind} '{name}'"), after),
+                Some((name, t, inline, after)) => (t, inline, format!("{kind} '{name}'"), after),
                 None => {
                     let name = rest.split('.').next().unwrap_or_default().to_string();
                     return Err(SceneRule::WedgeNoName {
@@ -499,7 +499,6 @@ fn target(root: &DeTable<'_>, text: &str, key: &str) -> Result<Target, SceneRule
         return Err(not_table());
     }
     let (last, parents) = parts.split_last().ok_or_else(not_table)?;
-    let mut inline = false;
     for part in parents {
         let value = table
             .get(*part)
@@ -740,6 +739,23 @@ grid = { resolution = [3, 3], size = [1.0, 1.0] }
         );
         let model = scene.build_model().unwrap();
         assert_eq!(model.cloths().len(), 2);
+    }
+
+    #[test]
+    fn a_key_is_added_to_a_table_written_inline() {
+        let text = "simulation = { fps = 30.0, frames = 1 }\n\
+                    cloth = [{ name = \"c\", grid = { resolution = [3, 3], size = [1.0, 1.0] }, density = 0.2 }]\n\
+                    [wedge]\n\"cloth.c.bending_compliance\" = [0.5]\n\"simulation.substeps\" = [3]\n";
+        let w = wedge(text).unwrap().unwrap();
+        let scene = w.scene(0, Path::new("w.toml"), &Limits::default()).unwrap();
+        assert!(
+            scene.text().starts_with("simulation = { fps = 30.0, substeps = 3, frames = 1 }\n"),
+            "{}",
+            scene.text()
+        );
+        assert!(scene.text().contains("{ name = \"c\", bending_compliance = 0.5, grid"), "{}", scene.text());
+        assert_eq!(scene.settings().substeps, 3);
+        scene.build_model().unwrap();
     }
 
     #[test]
