@@ -17,7 +17,7 @@
 //! a scene applies to it. An error in a variant is mapped back to the scene file: to the wedge's
 //! value when it lies in the text the variant changed, else to the line of the file, and it names
 //! the variant (and the wedge key). The `[wedge]` table itself is ignored by [`parse_scene`]:
-//! [`load_scene`] reads the scene as written.
+//! [`load_scene`](super::load_scene) reads the scene as written.
 //!
 //! The rules of the table itself (each checked when it is read, naming the key): a key that
 //! names no table of the scene, no cloth or collider of that name, or a key the table does not
