@@ -1,7 +1,8 @@
 //! Scene files (TOML) into a [`ModelBuilder`].
 //!
 //! A scene is one `[simulation]` table, any number of `[[cloth]]` tables and any number of
-//! `[[collider]]` tables. Every key, with its type, unit, default and rule, is documented once, in
+//! `[[collider]]` tables, and may sweep its keys into variants with a `[wedge]` table ([`wedge`]:
+//! [`load_scene_variant`] reads one variant; [`load_scene`] ignores the table). Every key, with its type, unit, default and rule, is documented once, in
 //! the repository's `docs/scene.md`; `tests/scene_reference.rs` of this crate fails when that page
 //! and the types here disagree.
 //!
