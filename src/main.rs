@@ -12,11 +12,12 @@ use std::sync::LazyLock;
 use clap::builder::{PossibleValuesParser, TypedValueParser};
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use weft::bake::stats::StatsLevel;
-use weft::bake::{BakeOptions, BakeReport, CheckpointPolicy, bake_with_progress};
+use weft::bake::{BakeOptions, BakeReport, CheckpointPolicy, bake_with_progress, write_summary};
 use weft::core::limits::Limits;
-use weft::io::{CacheFormat, load_scene};
+use weft::io::{CacheFormat, load_scene, load_scene_variant, wedge_variants};
 use weft::kernels::KernelPath;
 
+mod batch;
 mod progress;
 mod summary;
 
@@ -50,11 +51,16 @@ enum Command {
 
 #[derive(Debug, Args)]
 struct BakeArgs {
-    /// The scene file (TOML)
-    scene: PathBuf,
-    /// Directory to write the caches and stats.csv to (created if missing)
+    /// The scene file (TOML); several bake as a batch sharing the threads, each into DIR/<file stem>/
+    #[arg(value_name = "SCENE", required = true)]
+    scenes: Vec<PathBuf>,
+    /// Directory to write the caches, stats.csv and summary.toml to (created if missing)
     #[arg(short, long, value_name = "DIR")]
     out: PathBuf,
+    /// Bake variant I of the scene's [wedge] only, into DIR/<variant name>/ (without it, a scene
+    /// with a [wedge] bakes every variant)
+    #[arg(long, value_name = "I")]
+    wedge_index: Option<usize>,
     #[command(flatten)]
     output: OutputArgs,
     #[command(flatten)]
@@ -265,28 +271,24 @@ fn main() -> ExitCode {
 
 fn run(cli: Cli) -> Result<(), Failure> {
     match cli.command {
-        Command::Bake(args) => {
-            let limits = args.limits.limits();
-            let scene = load_scene(&args.scene, &limits)?;
-            let mut options = args.output.bake_options(&args.out, limits);
-            options.resume = args.resume;
-            options.checkpoints = match args.checkpoint_every {
-                None => CheckpointPolicy::default(),
-                Some(0) => CheckpointPolicy::Never,
-                Some(n) => CheckpointPolicy::EveryFrames(n),
-            };
-            options.crash_after_checkpoint = args.crash_after_checkpoint;
-            let report = bake_with_progress(&scene, &options, &mut args.output.progress())?;
-            if !args.output.quiet {
-                print_summary(&report);
-            }
-            Ok(())
-        }
+        Command::Bake(args) => bake(args),
         Command::Validate(args) => {
-            let scene = load_scene(&args.scene, &args.limits.limits())?;
+            let limits = args.limits.limits();
+            let variants = wedge_variants(&args.scene, &limits)?;
+            let scene = match variants.first() {
+                None => load_scene(&args.scene, &limits)?,
+                Some(first) => load_scene_variant(&args.scene, &limits, first.index)?,
+            };
             let model = scene.build_model()?;
             let mut text = format!("scene:          {}\n", args.scene.display());
             text.push_str(&weft::validate::describe(&model));
+            if !variants.is_empty() {
+                // Every variant is read and built: the first that fails is the error.
+                for v in &variants[1..] {
+                    load_scene_variant(&args.scene, &limits, v.index)?.build_model()?;
+                }
+                text.push_str(&weft::validate::wedge_list(&variants));
+            }
             text.push_str("ok: the scene is valid\n");
             print(&text)
         }
@@ -324,6 +326,44 @@ fn run(cli: Cli) -> Result<(), Failure> {
                 text.push_str(&format!("  {}\n", file.display()));
             }
             print(&text)
+        }
+    }
+}
+
+/// `weft bake`: one scene (or one wedge variant) with its progress bar and summary, or a batch
+/// ([`batch`]) with a line per bake started and finished; `summary.toml` beside each bake's files.
+fn bake(args: BakeArgs) -> Result<(), Failure> {
+    let limits = args.limits.limits();
+    let mut options = args.output.bake_options(&args.out, limits);
+    options.resume = args.resume;
+    options.checkpoints = match args.checkpoint_every {
+        None => CheckpointPolicy::default(),
+        Some(0) => CheckpointPolicy::Never,
+        Some(n) => CheckpointPolicy::EveryFrames(n),
+    };
+    options.crash_after_checkpoint = args.crash_after_checkpoint;
+    match batch::plan(&args.scenes, args.wedge_index, &args.out, &limits).map_err(Failure)? {
+        batch::Plan::Single { scene, out } => {
+            options.out_dir = out;
+            let report = bake_with_progress(&scene, &options, &mut args.output.progress())?;
+            write_summary(&scene, &options, &report)?;
+            if !args.output.quiet {
+                print_summary(&report);
+            }
+            Ok(())
+        }
+        batch::Plan::Batch(jobs) => {
+            let budget = match args.output.threads {
+                Some(n) => usize::from(n),
+                None => std::thread::available_parallelism().map_or(1, |n| n.get()),
+            };
+            let mut failures = batch::run(jobs, &options, budget, args.output.quiet);
+            // One line per failed bake; the last is main's.
+            let last = failures.pop();
+            for failure in failures {
+                let _ = writeln!(io::stderr(), "error: {}", one_line(&failure));
+            }
+            last.map_or(Ok(()), |f| Err(Failure(f)))
         }
     }
 }

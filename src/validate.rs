@@ -13,6 +13,18 @@ use weft_bake::stats::Quality;
 use weft_core::Model;
 use weft_core::lanes::LANES;
 
+/// The variants of a scene's `[wedge]` (which `weft validate` reads and builds every one of), one
+/// line each: index and name (the folder `weft bake` writes it to). The model described above
+/// them is variant 0's.
+pub fn wedge_list(variants: &[weft_io::Variant]) -> String {
+    let mut s =
+        format!("wedge:          {} variants, each valid (the model above is variant 0)\n", variants.len());
+    for v in variants {
+        let _ = writeln!(s, "  {:>5}  {}", v.index, v.name);
+    }
+    s
+}
+
 /// A byte count for people: `512 B`, `1.5 KiB`, `3.2 MiB`, `1.1 GiB`.
 pub fn human_bytes(bytes: u64) -> String {
     const UNITS: [&str; 4] = ["KiB", "MiB", "GiB", "TiB"];

@@ -12,7 +12,7 @@ use weft_core::limits::RAISE_HINT;
 use weft_core::model::ClothInfo;
 use weft_core::{Model, SimSettings, StrainTolerance};
 use weft_io::checkpoint::{CHECKPOINT_FILE, Checkpoint, read_checkpoint, write_checkpoint};
-use weft_io::{CacheFormat, CacheSpec, Scene, StagedFile, create_cache, parse_scene, resume_cache};
+use weft_io::{CacheFormat, CacheSpec, Scene, StagedFile, create_cache, resume_cache};
 use weft_kernels::{StepOptions, StepStats, Stepper};
 
 use crate::checkpointing::{self, CheckpointPolicy, Schedule, Snapshot};
@@ -40,7 +40,7 @@ pub fn bake_with_progress(
     let scene = if *scene.limits() == options.limits {
         scene
     } else {
-        reparsed = parse_scene(scene.text(), scene.path(), &options.limits)?;
+        reparsed = scene.with_limits(&options.limits)?;
         &reparsed
     };
     let mut model = scene.build_model()?;

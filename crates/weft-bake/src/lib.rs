@@ -14,7 +14,9 @@
 //!   how often it is measured fully;
 //! * [`BakeReport`] and [`FrameStats`]: what a bake did;
 //! * [`BakeError`]: why a bake failed;
-//! * [`Progress`]: being told of every frame done (a progress bar).
+//! * [`Progress`]: being told of every frame done (a progress bar);
+//! * [`summary`]: `summary.toml`, what a finished bake was and did, written by the caller
+//!   ([`write_summary`]) once the bake returned.
 //!
 //! One frame is `substeps` XPBD time steps of `h = 1/(fps·substeps)` s. With a strain tolerance
 //! ([`weft_core::StrainTolerance`], the default mode of a scene that names neither `substeps` nor
@@ -42,13 +44,15 @@
 //! | `NAME.0000.obj`, ... | one OBJ per sample ([`weft_io::obj_sequence`]) |
 //! | `stats.csv` | one row per frame, the columns of [`STATS_HEADER`]: `frame`, `time_s` (s), `substeps` (the time steps the frame kept), the degenerate projections of the frame, then the residuals and quality measures after it |
 //! | `weft.checkpoint` | while a bake runs, its last checkpoint ([`checkpointing`]) |
+//! | `summary.toml` | written by [`write_summary`], not by [`bake`]: the scene, the wedge variant, the files, the timings and strains ([`summary`]) |
 //!
 //! # Guarantees
 //!
 //! * **Deterministic.** Every byte written is a function of the scene and the weft version only:
 //!   the same for any thread count and for either [`KernelPath`](weft_kernels::KernelPath) (the
-//!   kernels are bit-identical), run after run. No file holds a wall-clock time; timings are only
-//!   in the returned [`BakeReport`].
+//!   kernels are bit-identical), run after run. No file [`bake`] writes holds a wall-clock time;
+//!   timings are only in the returned [`BakeReport`] (and in `summary.toml`, which the caller
+//!   writes from it).
 //! * **All or nothing.** Every file is written under a temporary name (`NAME.pc2.partial`,
 //!   `stats.csv.partial`) and renamed into place only after the last frame. A bake that fails
 //!   removes its temporary files and any file of its own it had already renamed; a bake that is
@@ -99,6 +103,7 @@ mod output;
 mod progress;
 mod report;
 pub mod stats;
+pub mod summary;
 mod threads;
 
 pub use bake::{bake, bake_model, bake_model_with_progress, bake_with_progress};
@@ -108,4 +113,5 @@ pub use options::BakeOptions;
 pub use progress::Progress;
 pub use report::{BakeReport, FrameStats, OverTolerance};
 pub use stats::{STATS_FILE, STATS_HEADER, stats_csv, stats_row};
+pub use summary::{SUMMARY_FILE, write_summary};
 pub use threads::fitted_threads;

@@ -6,7 +6,8 @@
 //! * [`scene`]: scene files (TOML) into a [`weft_core::ModelBuilder`] (the keys are documented in
 //!   the repository's `docs/scene.md`). [`load_scene`] / [`parse_scene`] give a [`Scene`];
 //!   [`Scene::build_model`] gives a [`weft_core::Model`]; errors are [`SceneError`]s pointing at
-//!   `file:line:column`.
+//!   `file:line:column`. [`scene::wedge`]: a scene's `[wedge]` table, a sweep of its keys
+//!   into named variants ([`wedge_variants`], [`load_scene_variant`]).
 //! * [`obj`]: Wavefront OBJ meshes for cloths ([`read_obj`]): polygons triangulated with their quad
 //!   pairs kept, the faces as given, UVs per corner, and the file line behind every particle and
 //!   triangle.
@@ -33,5 +34,8 @@ pub mod usd;
 pub use cache::{CacheFormat, CacheMark, CacheSpec, CacheWriter, UnknownFormat, create_cache, resume_cache};
 pub use obj::{ObjError, ObjMesh, ObjProblem, ObjectSelection, parse_obj, read_obj};
 pub use pc2::{Pc2, Pc2Error, parse_pc2, read_pc2};
-pub use scene::{MAX_SCENE_BYTES, Scene, SceneError, SceneRule, SourcePos, load_scene, parse_scene};
+pub use scene::{
+    MAX_SCENE_BYTES, Scene, SceneError, SceneRule, SourcePos, Variant, Wedge, load_scene, load_scene_variant,
+    parse_scene, parse_scene_variant, wedge_variants,
+};
 pub use staged::{StagedFile, WRITE_BUFFER};

@@ -206,6 +206,81 @@ pub enum SceneRule {
         /// The value as written.
         value: f64,
     },
+    /// `[wedge]` is not a table.
+    #[error(
+        "`wedge` is a table of keys, each an array of values: [wedge] then \"cloth.NAME.KEY\" = [1.0, 2.0]"
+    )]
+    WedgeNotTable,
+    /// A `[wedge]` table without keys.
+    #[error(
+        "the wedge names no key: give at least one, e.g. \"cloth.NAME.stretch_compliance\" = [1e-6, 1e-4]"
+    )]
+    WedgeEmpty,
+    /// A wedge value that is not an array.
+    #[error("a wedge key takes an array of the values to sweep, e.g. [1e-6, 1e-4]")]
+    WedgeNotArray,
+    /// A wedge key with an empty array.
+    #[error("an empty array sweeps nothing: give at least one value")]
+    WedgeEmptySweep,
+    /// A wedge key that does not start with a table of the scene.
+    #[error("`{key}` is not a scene key: a wedge key is simulation.KEY, cloth.NAME.KEY or collider.NAME.KEY")]
+    WedgeTable {
+        /// The wedge key.
+        key: String,
+    },
+    /// A wedge key naming a cloth or collider the scene does not have.
+    #[error("no {kind} is named '{name}' (the names: {names})")]
+    WedgeNoName {
+        /// `[[cloth]]` or `[[collider]]`.
+        kind: &'static str,
+        /// The name in the key.
+        name: String,
+        /// The names the scene has, comma-separated.
+        names: String,
+    },
+    /// A wedge key going through a table the scene does not write inline.
+    #[error("{place} has no inline table `{table}` for the key to go on into")]
+    WedgeNoTable {
+        /// The table: `[simulation]`, `cloth 'curtain'`.
+        place: String,
+        /// The part of the key.
+        table: String,
+    },
+    /// A wedge key whose value is written as tables of its own (`[cloth.grid]`, `[[collider.keys]]`),
+    /// or a key to add to a table with no plain key to place it after.
+    #[error(
+        "the wedge cannot set `{key}` here: it replaces values written on one line or inline (`key = value`, `key = {{ ... }}`); write `{key}` that way in the scene"
+    )]
+    WedgeNotInline {
+        /// The key.
+        key: String,
+    },
+    /// Two wedge keys that change the same text.
+    #[error("the wedge key `{other}` changes the same value: give each value once")]
+    WedgeOverlap {
+        /// The other key.
+        other: String,
+    },
+    /// A wedge of too many variants.
+    #[error("the wedge makes more than {limit} variants")]
+    WedgeTooLarge {
+        /// The most variants.
+        limit: usize,
+    },
+    /// A variant index out of range.
+    #[error("variant {index} does not exist: the wedge has {count} variants, 0 to {}", count - 1)]
+    WedgeIndex {
+        /// The index asked for.
+        index: usize,
+        /// The variants of the wedge.
+        count: usize,
+    },
+    /// A variant asked of a scene without `[wedge]`.
+    #[error("variant {index} asked for, but the scene has no [wedge] table")]
+    NoWedge {
+        /// The index asked for.
+        index: usize,
+    },
 }
 
 /// Why a scene could not be read or built. Its `Display` is one line.

@@ -1,7 +1,8 @@
 //! Scene files (TOML) into a [`ModelBuilder`].
 //!
 //! A scene is one `[simulation]` table, any number of `[[cloth]]` tables and any number of
-//! `[[collider]]` tables. Every key, with its type, unit, default and rule, is documented once, in
+//! `[[collider]]` tables, and may sweep its keys into variants with a `[wedge]` table ([`wedge`]:
+//! [`load_scene_variant`] reads one variant; [`load_scene`] ignores the table). Every key, with its type, unit, default and rule, is documented once, in
 //! the repository's `docs/scene.md`; `tests/scene_reference.rs` of this crate fails when that page
 //! and the types here disagree.
 //!
@@ -20,6 +21,7 @@ mod mesh_collider;
 mod raw;
 mod sources;
 mod spans;
+pub mod wedge;
 
 use std::fs::File;
 use std::io::Read;
@@ -33,6 +35,7 @@ use weft_core::mesh_collider::MeshColliderDesc;
 use weft_core::{Model, ModelBuilder, Rule, SimSettings};
 
 pub use error::{SceneError, SceneRule, SourcePos};
+pub use wedge::{Variant, Wedge, load_scene_variant, parse_scene_variant, wedge_variants};
 
 use spans::{Found, KeySpans, Source, one_line};
 
@@ -58,6 +61,8 @@ pub struct Scene {
     collider_places: Vec<(usize, String)>,
     /// Where each mesh collider's `mesh` key is, and how messages name it.
     mesh_collider_places: Vec<(usize, String)>,
+    /// For a wedge variant: which, and how its text maps back to the file.
+    variant: Option<Box<wedge::Applied>>,
 }
 
 /// Reads and parses the scene file at `path`, refusing files over
@@ -69,6 +74,11 @@ pub fn load_scene(path: &Path, limits: &Limits) -> Result<Scene, SceneError> {
 
 /// [`load_scene`] with a byte limit of `max_bytes`.
 fn load_scene_limited(path: &Path, limits: &Limits, max_bytes: u64) -> Result<Scene, SceneError> {
+    parse_scene(&read_scene_text(path, max_bytes)?, path, limits)
+}
+
+/// The text of the scene file at `path`, refusing files over `max_bytes` before reading them.
+fn read_scene_text(path: &Path, max_bytes: u64) -> Result<String, SceneError> {
     let read_err = |source| SceneError::Read { path: path.to_path_buf(), source };
     let too_large = |len| SceneError::TooLarge { path: path.to_path_buf(), len, limit: max_bytes };
     let file = File::open(path).map_err(read_err)?;
@@ -91,7 +101,7 @@ fn load_scene_limited(path: &Path, limits: &Limits, max_bytes: u64) -> Result<Sc
             return Err(SceneError::NotUtf8 { at: spans::position(&file, &lossy, valid) });
         }
     };
-    parse_scene(&text, path, limits)
+    Ok(text)
 }
 
 /// Parses scene text; `path` names the file in messages, and the files the scene names (`mesh`,
@@ -116,11 +126,12 @@ pub fn parse_scene(text: &str, path: &Path, limits: &Limits) -> Result<Scene, Sc
         mesh_colliders: converted.colliders.meshes,
         collider_places: converted.colliders.analytic_places,
         mesh_collider_places: converted.colliders.mesh_places,
+        variant: None,
     })
 }
 
 /// The TOML reader's message on one line, with serde's Rust type names in TOML's words.
-fn plain_toml_message(message: &str) -> String {
+pub(super) fn plain_toml_message(message: &str) -> String {
     let mut message = one_line(message.trim());
     for (rust, toml) in [
         ("expected i64", "expected an integer"),
@@ -150,9 +161,29 @@ impl Scene {
         self.source.path()
     }
 
-    /// The scene's text.
+    /// The scene's text (a wedge variant's: the file's with the variant's values).
     pub fn text(&self) -> &str {
         self.source.text()
+    }
+
+    /// The wedge variant this scene is ([`load_scene_variant`]), or `None` for a scene as written.
+    pub fn variant(&self) -> Option<&Variant> {
+        self.variant.as_ref().map(|a| &a.variant)
+    }
+
+    /// The same scene read again under `limits` (a wedge variant stays that variant).
+    pub fn with_limits(&self, limits: &Limits) -> Result<Scene, SceneError> {
+        let mut scene = parse_scene(self.text(), self.path(), limits).map_err(|e| self.relocate(e))?;
+        scene.variant.clone_from(&self.variant);
+        Ok(scene)
+    }
+
+    /// An error found in this scene's text as an error of its file (see [`wedge`]).
+    fn relocate(&self, error: SceneError) -> SceneError {
+        match &self.variant {
+            Some(applied) => applied.relocate(error, self.text()),
+            None => error,
+        }
     }
 
     /// The cloths in file order, as `weft-core` descriptions (grids already generated).
@@ -181,7 +212,7 @@ impl Scene {
     /// [`BuildError`] comes back as a [`SceneError`] at the line of the key or list element it
     /// names.
     pub fn build_model(&self) -> Result<Model, SceneError> {
-        let map = |e| self.map_build_error(e);
+        let map = |e| self.relocate(self.map_build_error(e));
         let mut builder = ModelBuilder::new(self.settings.clone(), self.limits).map_err(map)?;
         for cloth in &self.cloths {
             builder.add_cloth(cloth).map_err(map)?;

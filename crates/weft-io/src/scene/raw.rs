@@ -21,6 +21,9 @@ pub(super) struct RawScene {
     pub(super) cloth: Vec<Spanned<RawCloth>>,
     #[serde(default)]
     pub(super) collider: Vec<Spanned<super::collider::RawCollider>>,
+    /// A sweep of parameters, read by `super::wedge` (a scene read as written ignores it).
+    #[serde(default, rename = "wedge")]
+    pub(super) _wedge: Option<IgnoredAny>,
 }
 
 /// The `[simulation]` table.
