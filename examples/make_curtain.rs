@@ -48,7 +48,8 @@ fn main() {
     let scale = WIDTH.max(HEIGHT);
     for j in 0..NV {
         for i in 0..NU {
-            let (u, v) = (i as f64 / (NU - 1) as f64 * WIDTH / scale, j as f64 / (NV - 1) as f64 * HEIGHT / scale);
+            let (u, v) =
+                (i as f64 / (NU - 1) as f64 * WIDTH / scale, j as f64 / (NV - 1) as f64 * HEIGHT / scale);
             let _ = writeln!(obj, "vt {u:.6} {v:.6}");
         }
     }

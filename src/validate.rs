@@ -105,7 +105,11 @@ pub fn describe(model: &Model) -> String {
                 r.polygons.len(),
                 trimmed(r.binding.reach()),
                 trimmed(r.binding.largest_offset()),
-                if r.cache_proxy { format!(", particles cached as '{}{}'", cloth.name, weft_core::binding::PROXY_SUFFIX) } else { String::new() }
+                if r.cache_proxy {
+                    format!(", particles cached as '{}{}'", cloth.name, weft_core::binding::PROXY_SUFFIX)
+                } else {
+                    String::new()
+                }
             );
         }
     }

@@ -84,7 +84,8 @@ fn a_render_mesh_equal_to_the_proxy_comes_back() {
     let n = rest.len() as u32;
     let backwards: Vec<[f32; 3]> = rest.iter().rev().copied().collect();
     write_obj(&dir.path().join("render.obj"), &backwards, &grid_quads(9, 7, |i, j| n - 1 - (j * 9 + i)));
-    let text = scene_text(GRID, &format!("{pins}\nrender_mesh = \"render.obj\"\ncache_proxy = true"), HANGING);
+    let text =
+        scene_text(GRID, &format!("{pins}\nrender_mesh = \"render.obj\"\ncache_proxy = true"), HANGING);
     let (render, proxy) = bake(dir.path(), &text, vec![CacheFormat::Pc2], 1);
     assert_eq!(render.point_count as u32, n);
     let mut largest = 0.0f32;
@@ -124,12 +125,19 @@ fn a_finer_render_mesh_follows_a_fold_without_crossing() {
         .collect();
     let quads = grid_quads(nu, nv, |i, j| j * nu + i);
     write_obj(&dir.path().join("fine.obj"), &render, &quads);
-    let text = scene_text(grid, &format!("{cloth}\nrender_mesh = \"fine.obj\"\ncache_proxy = true"), simulation)
-        + floor;
+    let text =
+        scene_text(grid, &format!("{cloth}\nrender_mesh = \"fine.obj\"\ncache_proxy = true"), simulation)
+            + floor;
     let (fine, proxy) = bake(dir.path(), &text, vec![CacheFormat::Pc2], 2);
-    assert!(fine.point_count >= 4 * proxy.point_count, "{} render points for {}", fine.point_count, proxy.point_count);
+    assert!(
+        fine.point_count >= 4 * proxy.point_count,
+        "{} render points for {}",
+        fine.point_count,
+        proxy.point_count
+    );
 
-    let triangles: Vec<[u32; 3]> = quads.iter().flat_map(|q| [[q[0], q[1], q[2]], [q[0], q[2], q[3]]]).collect();
+    let triangles: Vec<[u32; 3]> =
+        quads.iter().flat_map(|q| [[q[0], q[1], q[2]], [q[0], q[2], q[3]]]).collect();
     let last = fine.sample(fine.sample_count - 1);
     // The fold happened: the sheet now spans about half its width, in two layers.
     let span = |s: &[[f32; 3]]| {

@@ -165,8 +165,11 @@ fn frames(
             for (c, cloth) in cloths.iter().enumerate() {
                 for (name, render) in cache_names(cloth) {
                     for &format in &formats {
-                        let writer = create_cache(format, &cache_spec(&options.out_dir, cloth, &name, render, &settings))
-                            .map_err(|e| cache_err(&name, format, e))?;
+                        let writer = create_cache(
+                            format,
+                            &cache_spec(&options.out_dir, cloth, &name, render, &settings),
+                        )
+                        .map_err(|e| cache_err(&name, format, e))?;
                         caches.push(OpenCache { cloth: c, render, name: name.clone(), format, writer });
                     }
                 }
@@ -420,8 +423,8 @@ fn resume(
             for &format in formats {
                 let mark = marks.next().ok_or("the checkpoint records too few caches")?;
                 let spec = cache_spec(&options.out_dir, cloth, &name, render, model.settings());
-                let writer = resume_cache(format, &spec, mark)
-                    .map_err(|e| format!("{format} cache '{name}': {e}"))?;
+                let writer =
+                    resume_cache(format, &spec, mark).map_err(|e| format!("{format} cache '{name}': {e}"))?;
                 if mark.samples != checkpoint.frame + 1 {
                     return Err(format!(
                         "{format} cache '{name}' holds {} samples, frame {} needs {}",
@@ -441,11 +444,7 @@ fn resume(
 
 /// Renames every cache and then the statistics into place, appending each published file to
 /// `files`.
-fn publish(
-    caches: Vec<OpenCache>,
-    stats: StagedFile,
-    files: &mut Vec<PathBuf>,
-) -> Result<(), BakeError> {
+fn publish(caches: Vec<OpenCache>, stats: StagedFile, files: &mut Vec<PathBuf>) -> Result<(), BakeError> {
     for cache in caches {
         let written = cache.writer.finish().map_err(|source| BakeError::Cache {
             cloth: cache.name.clone(),

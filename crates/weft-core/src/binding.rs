@@ -197,7 +197,11 @@ fn cell_of(p: V, cell: f64) -> [i64; 3] {
 impl Binding {
     /// Binds every point of `render` (m) to the nearest triangle of the proxy, `positions` (m)
     /// with `triangles`, both at rest (module docs). Indices must be in range.
-    pub fn bind(positions: &[[f32; 3]], triangles: &[[u32; 3]], render: &[[f32; 3]]) -> Result<Self, BindError> {
+    pub fn bind(
+        positions: &[[f32; 3]],
+        triangles: &[[u32; 3]],
+        render: &[[f32; 3]],
+    ) -> Result<Self, BindError> {
         if triangles.is_empty() {
             return Err(BindError::NoTriangles);
         }
@@ -212,8 +216,14 @@ impl Binding {
         let mut grid: HashMap<[i64; 3], Vec<u32>> = HashMap::new();
         for (k, t) in triangles.iter().enumerate() {
             let c = corners(t);
-            let lo = cell_of([0, 1, 2].map(|a| c.iter().map(|p| p[a]).fold(f64::INFINITY, f64::min) - reach), cell);
-            let hi = cell_of([0, 1, 2].map(|a| c.iter().map(|p| p[a]).fold(f64::NEG_INFINITY, f64::max) + reach), cell);
+            let lo = cell_of(
+                [0, 1, 2].map(|a| c.iter().map(|p| p[a]).fold(f64::INFINITY, f64::min) - reach),
+                cell,
+            );
+            let hi = cell_of(
+                [0, 1, 2].map(|a| c.iter().map(|p| p[a]).fold(f64::NEG_INFINITY, f64::max) + reach),
+                cell,
+            );
             for x in lo[0]..=hi[0] {
                 for y in lo[1]..=hi[1] {
                     for z in lo[2]..=hi[2] {

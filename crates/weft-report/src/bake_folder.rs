@@ -55,7 +55,8 @@ impl BakeFolder {
 }
 
 /// The scene of a bake folder, loaded and built into a model: `scene_override` (`--scene`) if
-/// given, else the `scene` of its `summary.toml`. `Ok(None)` when there is neither.
+/// given, else the `scene` of its `summary.toml`, as the summary's wedge variant if it names one.
+/// `Ok(None)` when there is neither.
 ///
 /// This is the one place a report loads a bake's scene.
 pub fn load_bake_scene(
@@ -66,10 +67,11 @@ pub fn load_bake_scene(
         (Some(path), _) | (None, Some(path)) => path,
         (None, None) => return Ok(None),
     };
-    let scene = weft_io::load_scene(path, &Limits::default())?;
-    // wedge: a wedge variant (`wedge_index` in the summary) is rebuilt by applying its index to
-    // the scene through weft-io's wedge API once that lands; until then the base scene is used
-    // (the caches' positions are the variant's either way; only the topology comes from here).
+    // A wedge variant is its scene with the variant's values applied.
+    let scene = match folder.summary.as_ref().and_then(|s| s.wedge_index) {
+        Some(index) => weft_io::load_scene_variant(path, &Limits::default(), index as usize)?,
+        None => weft_io::load_scene(path, &Limits::default())?,
+    };
     Ok(Some(scene.build_model()?))
 }
 

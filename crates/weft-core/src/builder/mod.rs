@@ -242,13 +242,17 @@ impl ModelBuilder {
         if let Some(first) = self.cloths.iter().position(|c| &c.name == name) {
             return Err(e.at("name", None, Rule::DuplicateName { name: name.clone(), first }));
         }
-        let proxy_of = |c: &ClothInfo| c.render.as_ref().is_some_and(|r| r.cache_proxy).then(|| c.name.clone() + PROXY_SUFFIX);
+        let proxy_of = |c: &ClothInfo| {
+            c.render.as_ref().is_some_and(|r| r.cache_proxy).then(|| c.name.clone() + PROXY_SUFFIX)
+        };
         if let Some(cloth) = self.cloths.iter().position(|c| proxy_of(c).as_ref() == Some(name)) {
             return Err(e.at("name", None, Rule::ProxyName { name: name.clone(), cloth }));
         }
         if desc.render_mesh.as_ref().is_some_and(|r| r.cache_proxy) {
             let proxy = name.clone() + PROXY_SUFFIX;
-            if let Some(first) = self.cloths.iter().position(|c| c.name == proxy || proxy_of(c) == Some(proxy.clone())) {
+            if let Some(first) =
+                self.cloths.iter().position(|c| c.name == proxy || proxy_of(c) == Some(proxy.clone()))
+            {
                 return Err(e.at("cache_proxy", None, Rule::DuplicateName { name: proxy, first }));
             }
         }
@@ -386,6 +390,29 @@ impl ModelBuilder {
     }
 }
 
+/// Binds a cloth's render mesh to its triangles at rest (see [`crate::binding`]).
+fn bind_render(
+    desc: &ClothDesc,
+    render: &RenderMeshDesc,
+    e: ClothErrors<'_>,
+) -> Result<RenderMesh, BuildError> {
+    let points = render.positions.len();
+    if render.polygons.points_needed() > points {
+        let index = render.polygons.points_needed() as u64 - 1;
+        return Err(e.at("render_mesh", None, Rule::IndexOutOfRange { index, len: points }));
+    }
+    let binding = Binding::bind(&desc.positions, &desc.triangles, &render.positions).map_err(|b| {
+        let vertex = match b {
+            BindError::NoTriangles => None,
+            BindError::NoneNear { vertex, .. }
+            | BindError::TooFar { vertex, .. }
+            | BindError::NotFinite { vertex } => Some(vertex),
+        };
+        e.at("render_mesh", vertex, Rule::Binding(b))
+    })?;
+    Ok(RenderMesh { binding, polygons: render.polygons.clone(), cache_proxy: render.cache_proxy })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -498,23 +525,4 @@ mod tests {
         let s = SimSettings { frames: 10, ..settings() };
         assert!(matches!(ModelBuilder::new(s, limits).unwrap_err().rule, Rule::TooLarge { .. }));
     }
-}
-
-/// Binds a cloth's render mesh to its triangles at rest (see [`crate::binding`]).
-fn bind_render(desc: &ClothDesc, render: &RenderMeshDesc, e: ClothErrors<'_>) -> Result<RenderMesh, BuildError> {
-    let points = render.positions.len();
-    if render.polygons.points_needed() > points {
-        let index = render.polygons.points_needed() as u64 - 1;
-        return Err(e.at("render_mesh", None, Rule::IndexOutOfRange { index, len: points }));
-    }
-    let binding = Binding::bind(&desc.positions, &desc.triangles, &render.positions).map_err(|b| {
-        let vertex = match b {
-            BindError::NoTriangles => None,
-            BindError::NoneNear { vertex, .. } | BindError::TooFar { vertex, .. } | BindError::NotFinite { vertex } => {
-                Some(vertex)
-            }
-        };
-        e.at("render_mesh", vertex, Rule::Binding(b))
-    })?;
-    Ok(RenderMesh { binding, polygons: render.polygons.clone(), cache_proxy: render.cache_proxy })
 }

@@ -1022,7 +1022,12 @@ impl Cloth<'_> {
 impl Cloth<'_> {
     /// `render_mesh` (an OBJ file rendered in place of the cloth, see `weft_core::binding`) and
     /// `cache_proxy`.
-    fn render_mesh(&mut self, raw: &mut RawCloth, desc: &mut ClothDesc, limits: &Limits) -> Result<(), SceneError> {
+    fn render_mesh(
+        &mut self,
+        raw: &mut RawCloth,
+        desc: &mut ClothDesc,
+        limits: &Limits,
+    ) -> Result<(), SceneError> {
         let cache_proxy = raw.cache_proxy.take();
         if let Some(c) = &cache_proxy {
             self.spans.key("cache_proxy", c.span());
@@ -1041,12 +1046,12 @@ impl Cloth<'_> {
         let at = mesh.span().start;
         let path = resolve(self.source.path(), mesh.get_ref());
         let file = one_line(&path.display().to_string());
-        let obj = read_obj_limited(&path, &ObjectSelection::Only, limits).map_err(|ObjError { line, problem }| {
-            match line {
+        let obj = read_obj_limited(&path, &ObjectSelection::Only, limits).map_err(
+            |ObjError { line, problem }| match line {
                 Some(line) => self.fail_in(&file, line, "render_mesh", SceneRule::Obj(problem)),
                 None => self.fail("render_mesh", at, SceneRule::ObjFile { file: file.clone(), problem }),
-            }
-        })?;
+            },
+        )?;
         self.origin.render = Some(MeshLines {
             file,
             vertex_numbers: obj.vertex_numbers,

@@ -60,7 +60,11 @@ impl ClothSource {
             let render = self.render.as_ref()?;
             let vertex = render.vertex_numbers.get(i)?;
             let line = *render.vertex_lines.get(i)?;
-            return Some(Outside { file: render.file.clone(), line, shown: format!("render_mesh vertex {vertex}") });
+            return Some(Outside {
+                file: render.file.clone(),
+                line,
+                shown: format!("render_mesh vertex {vertex}"),
+            });
         }
         let mesh = self.mesh.as_ref()?;
         let at = |line: u32, shown: String| Some(Outside { file: mesh.file.clone(), line, shown });
@@ -96,6 +100,12 @@ mod tests {
                 PinRun { start: 0, end: 2, file: None },
                 PinRun { start: 2, end: 3, file: Some(("p.txt".into(), vec![7])) },
             ],
+            render: Some(MeshLines {
+                file: "r.obj".into(),
+                vertex_numbers: vec![1, 2, 5],
+                vertex_lines: vec![3, 4, 7],
+                ..MeshLines::default()
+            }),
         };
         let at = |f, i| source.locate(f, i).map(|o| (o.file, o.line, o.shown));
         assert_eq!(at("positions", Some(1)), Some(("m.obj".into(), 4, "positions[1] (OBJ vertex 3)".into())));
@@ -106,5 +116,7 @@ mod tests {
         assert_eq!(at("triangles", None), None);
         assert_eq!(at("triangles", Some(3)), None);
         assert_eq!(at("bending_compliance", Some(0)), None);
+        assert_eq!(at("render_mesh", Some(2)), Some(("r.obj".into(), 7, "render_mesh vertex 5".into())));
+        assert_eq!(at("render_mesh", None), None);
     }
 }
