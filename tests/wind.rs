@@ -219,7 +219,13 @@ fn aerodynamics_need_triangles_and_sane_coefficients() {
         let mut b = ModelBuilder::new(s.clone(), Limits::default()).unwrap();
         b.add_cloth(&cloth).unwrap_err()
     };
-    let e = fails(ClothDesc { triangles: vec![], mass: MassSpec::ParticleMass(0.1), ..base.clone() });
+    let e = fails(ClothDesc {
+        triangles: vec![],
+        uvs: vec![],
+        polygons: Default::default(),
+        mass: MassSpec::ParticleMass(0.1),
+        ..base.clone()
+    });
     assert!(matches!(e.rule, Rule::MissingPrerequisite { feature: "drag and lift", .. }), "{e}");
     let e = fails(ClothDesc { aero: Some(AeroDesc { drag: -1.0, lift: 0.0 }), ..base.clone() });
     assert_eq!((e.location.field, e.rule), ("drag", Rule::Negative { value: -1.0 }));

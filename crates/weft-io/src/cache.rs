@@ -63,7 +63,7 @@ pub trait CacheWriter: Send {
 pub enum CacheFormat {
     /// `NAME.pc2`: PC2 point cache (Blender's Mesh Cache modifier, Maya, Houdini, 3ds Max).
     Pc2,
-    /// `NAME.usda`: ASCII USD, a mesh (or points) with time-sampled positions.
+    /// `NAME.usda`: ASCII USD, a mesh (or points) with time-sampled positions and normals.
     Usd,
     /// `NAME.0000.obj`, `NAME.0001.obj`, ...: one Wavefront OBJ per sample.
     ObjSequence,
@@ -205,8 +205,8 @@ pub struct CacheMark {
     pub samples: u32,
     /// Length of the temporary file in bytes (PC2, USD; 0 for an OBJ sequence, one file per sample).
     pub bytes: u64,
-    /// What else the writer keeps in memory (USD: the extent of each sample so far, 24 bytes each;
-    /// empty for the others).
+    /// What else the writer keeps (USD: for a mesh, the length of its normals' scratch file, 8
+    /// bytes, then the extent of each sample so far, 24 bytes each; empty for the others).
     pub state: Vec<u8>,
 }
 

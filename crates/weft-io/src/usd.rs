@@ -1,4 +1,4 @@
-//! ASCII USD caches (`NAME.usda`): a mesh with time-sampled points.
+//! ASCII USD caches (`NAME.usda`): a mesh with time-sampled points and normals.
 //!
 //! The layer has a time code per sample (`startTimeCode = 0`, `endTimeCode = samples − 1`,
 //! `timeCodesPerSecond = framesPerSecond = fps`), is in metres (`metersPerUnit = 1`) with y up,
@@ -24,6 +24,9 @@
 //!         uniform bool doubleSided = true
 //!         int[] faceVertexCounts = [3]
 //!         int[] faceVertexIndices = [0, 1, 2]
+//!         normal3f[] normals (
+//!             interpolation = "vertex"
+//!         )
 //!         texCoord2f[] primvars:st = [(0.0, 0.0), (1.0, 0.0), (0.0, 1.0)] (
 //!             interpolation = "faceVarying"
 //!         )
@@ -33,6 +36,10 @@
 //!             0: [(0.0, 0.0, 0.0), (1.0, 0.0, 0.0), (0.0, 1.0, 0.0)],
 //!             1: [(0.0, 0.0, 0.0), (1.0, 0.0, 0.0), (0.0, 0.9, 0.0)],
 //!         }
+//!         normal3f[] normals.timeSamples = {
+//!             0: [(0.0, 0.0, 1.0), (0.0, 0.0, 1.0), (0.0, 0.0, 1.0)],
+//!             1: [(0.0, 0.0, 1.0), (0.0, 0.0, 1.0), (0.0, 0.0, 1.0)],
+//!         }
 //!         float3[] extent.timeSamples = {
 //!             0: [(0.0, 0.0, 0.0), (1.0, 1.0, 0.0)],
 //!             1: [(0.0, 0.0, 0.0), (1.0, 0.9, 0.0)],
@@ -41,12 +48,14 @@
 //! }
 //! ```
 //!
-//! A cloth with UVs gets them as the primvar `st`, face-varying (one value per corner of each face,
+//! The faces are written as given ([`CacheSpec::polygons`]: `faceVertexCounts` of 3, 4 or more);
+//! `normals` holds one unit normal per point and sample ([`crate::normals`]), interpolated per
+//! vertex. A cloth with UVs gets them as the primvar `st`, face-varying (one value per corner of each face,
 //! so a UV seam is kept without splitting a point) and indexed: `primvars:st` holds the distinct
 //! UVs in order of first use and `primvars:st:indices` the one for each entry of
 //! `faceVertexIndices`. A cloth without UVs has no `st`.
 //!
-//! A cloth without triangles becomes a `Points` prim with the same `points.timeSamples` and
+//! A cloth without faces becomes a `Points` prim with the same `points.timeSamples` and
 //! `extent.timeSamples` and one constant width, [`POINT_WIDTH`]. The prim is named after the
 //! cloth, with every character USD does not allow in a prim name replaced by `_` (and a leading
 //! `_` if the name starts with a digit). Numbers are written with Rust's shortest round-trip
@@ -54,9 +63,11 @@
 //! read back exactly. (The `Display` form spells `3.4e38` as a 39-digit integer, which USD's text
 //! parser first tries to read as a 64-bit integer and warns about.)
 //!
-//! The file is streamed: the header and topology when the writer is created, one time sample per
-//! [`CacheWriter::write_sample`], and the extents and closing lines in [`CacheWriter::finish`]
-//! (extents are kept in memory meanwhile: 24 bytes per sample).
+//! The file is streamed: the header and topology when the writer is created, one time sample of
+//! points per [`CacheWriter::write_sample`], and the normals, extents and closing lines in
+//! [`CacheWriter::finish`]. Meanwhile the extents are kept in memory (24 bytes per sample) and the
+//! normals' samples in a scratch file beside the cache, `NAME.usda.normals.partial`, since USD
+//! wants every sample of one attribute together; `finish` copies them in and removes it.
 
 use std::fmt::Write as _;
 use std::fs::File;

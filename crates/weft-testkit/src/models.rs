@@ -134,6 +134,13 @@ pub fn renumber(cloth: &mut ClothDesc, seed: u64) {
         *v = order.iter().map(|&o| v[o as usize]).collect();
     }
     cloth.triangles.iter_mut().flatten().for_each(map);
+    let p = &cloth.polygons;
+    cloth.polygons = weft_core::polygons::Polygons::new(
+        p.sizes().to_vec(),
+        p.corners().iter().map(|&c| new_of[c as usize]).collect(),
+        p.uvs().to_vec(),
+    )
+    .expect("a renumbering keeps the faces valid");
     cloth.edge_sets.iter_mut().flat_map(|s| s.edges.iter_mut().flatten()).for_each(map);
     cloth.pins.iter_mut().for_each(map);
 }
