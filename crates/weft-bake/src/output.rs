@@ -16,8 +16,8 @@
 //! thread instead of two.
 
 use weft_core::Model;
-use weft_core::binding::vertex_normals;
 use weft_core::model::ClothInfo;
+use weft_core::normals::vertex_normals;
 use weft_io::{CacheFormat, CacheWriter, StagedFile};
 
 use crate::stats::{Quality, stats_row};
@@ -44,8 +44,9 @@ pub(crate) struct Output {
     positions: Vec<[f32; 3]>,
     /// One cloth's positions (its particles', or its render mesh's), reused from cache to cache.
     sample: Vec<[f32; 3]>,
-    /// The vertex normals of a cloth with a render mesh, to place it.
+    /// The vertex normals of a cloth with a render mesh, to place it, and their sums.
     normals: Vec<[f32; 3]>,
+    normal_sums: Vec<[f64; 3]>,
     /// Written on a thread of its own: one thread for the intersection count's parallel passes,
     /// so that they never take the solver's threads. `None`: written in line, counted on the
     /// solver's threads.
@@ -77,6 +78,7 @@ impl Output {
             positions: Vec::new(),
             sample: Vec::new(),
             normals: Vec::new(),
+            normal_sums: Vec::new(),
             pool,
         })
     }
@@ -125,7 +127,7 @@ impl Output {
                 match cloth.render.as_ref().filter(|_| cache.render) {
                     None => self.sample.extend_from_slice(particles),
                     Some(render) => {
-                        vertex_normals(particles, &cloth.triangles, &mut self.normals);
+                        vertex_normals(particles, &cloth.polygons, &mut self.normal_sums, &mut self.normals);
                         self.sample.resize(render.binding.len(), [0.0; 3]);
                         let (normals, sample) = (&self.normals, &mut self.sample);
                         let mut place = || render.binding.place(particles, &cloth.triangles, normals, sample);

@@ -6,8 +6,8 @@
 //! * its **weights** `β` are the barycentric coordinates of the closest point `c = Σ β_k x_k` of
 //!   that triangle;
 //! * its **offset** `o` is `p − c` in the frame `(t, b, n)` at `c`: `n` the normalised
-//!   interpolation `Σ β_k N_k` of the proxy's vertex normals `N_k` (area-weighted, see
-//!   [`vertex_normals`]), `t` the triangle's first edge made perpendicular to `n`, `b = n × t`.
+//!   interpolation `Σ β_k N_k` of the proxy's smooth vertex normals `N_k` (area-weighted over
+//!   its faces, [`crate::normals`]), `t` the triangle's first edge made perpendicular to `n`, `b = n × t`.
 //!
 //! After every frame the render vertex is placed at `c + o_t·t + o_b·b + o_n·n` of the moved
 //! proxy. At rest this gives back the render mesh to rounding (a render mesh equal to the proxy
@@ -31,6 +31,7 @@ use std::collections::HashMap;
 
 use rayon::prelude::*;
 
+use crate::normals::vertex_normals;
 use crate::polygons::Polygons;
 use crate::proximity::closest_on_triangle;
 
@@ -89,25 +90,6 @@ fn wide(p: [f32; 3]) -> V {
 fn unit(v: V) -> Option<V> {
     let l = dot(v, v).sqrt();
     (l > 1e-30 && l.is_finite()).then(|| scale(v, 1.0 / l))
-}
-
-/// The area-weighted normal of every vertex (unit length, or zero for a vertex of no triangle
-/// with area), written into `out` (resized to `positions.len()`).
-///
-/// Each triangle adds its cross product `(x_b − x_a) × (x_c − x_a)` (twice its area times its
-/// unit normal, so larger triangles weigh more) to its three corners; the sums are normalised.
-/// Triangles are added in order, so the result depends only on the inputs.
-pub fn vertex_normals(positions: &[[f32; 3]], triangles: &[[u32; 3]], out: &mut Vec<[f32; 3]>) {
-    let mut sums = vec![[0.0f64; 3]; positions.len()];
-    for t in triangles {
-        let [a, b, c] = t.map(|i| wide(positions[i as usize]));
-        let n = cross(sub(b, a), sub(c, a));
-        for &i in t {
-            sums[i as usize] = add(sums[i as usize], n);
-        }
-    }
-    out.clear();
-    out.extend(sums.into_iter().map(|s| unit(s).unwrap_or([0.0; 3]).map(|c| c as f32)));
 }
 
 /// Why a render mesh cannot be bound to its proxy.
@@ -196,10 +178,12 @@ fn cell_of(p: V, cell: f64) -> [i64; 3] {
 
 impl Binding {
     /// Binds every point of `render` (m) to the nearest triangle of the proxy, `positions` (m)
-    /// with `triangles`, both at rest (module docs). Indices must be in range.
+    /// with `triangles` and the faces `polygons` its normals are taken over (its triangles, or
+    /// the faces they were cut from), both at rest (module docs). Indices must be in range.
     pub fn bind(
         positions: &[[f32; 3]],
         triangles: &[[u32; 3]],
+        polygons: &Polygons,
         render: &[[f32; 3]],
     ) -> Result<Self, BindError> {
         if triangles.is_empty() {
@@ -234,7 +218,7 @@ impl Binding {
         }
 
         let mut normals = Vec::new();
-        vertex_normals(positions, triangles, &mut normals);
+        vertex_normals(positions, polygons, &mut Vec::new(), &mut normals);
         let mut binding = Binding {
             triangle: Vec::with_capacity(render.len()),
             weights: Vec::with_capacity(render.len()),
@@ -318,8 +302,8 @@ impl Binding {
     }
 
     /// Places every render vertex on the proxy `positions` (m, with the `triangles` it was bound
-    /// to and their vertex normals `normals`, see [`vertex_normals`]) into `out`, one per bound
-    /// vertex. In parallel on the current rayon pool; the same for any thread count.
+    /// to, and the vertex normals `normals` of its faces, see [`crate::normals`]) into `out`, one
+    /// per bound vertex. In parallel on the current rayon pool; the same for any thread count.
     pub fn place(
         &self,
         positions: &[[f32; 3]],
@@ -379,9 +363,13 @@ mod tests {
         (p, t)
     }
 
+    fn faces(t: &[[u32; 3]]) -> Polygons {
+        Polygons::from_triangles(t, &[]).unwrap()
+    }
+
     fn placed(b: &Binding, p: &[[f32; 3]], t: &[[u32; 3]]) -> Vec<[f32; 3]> {
         let mut normals = Vec::new();
-        vertex_normals(p, t, &mut normals);
+        vertex_normals(p, &faces(t), &mut Vec::new(), &mut normals);
         let mut out = vec![[0.0; 3]; b.len()];
         b.place(p, t, &normals, &mut out);
         out
@@ -390,7 +378,7 @@ mod tests {
     #[test]
     fn the_proxy_itself_comes_back() {
         let (p, t) = grid(5);
-        let b = Binding::bind(&p, &t, &p).unwrap();
+        let b = Binding::bind(&p, &t, &faces(&t), &p).unwrap();
         for (a, b) in placed(&b, &p, &t).iter().zip(&p) {
             for k in 0..3 {
                 assert!((a[k] - b[k]).abs() < 1e-6, "{a:?} {b:?}");
@@ -403,7 +391,7 @@ mod tests {
         let (p, t) = grid(3);
         // Points 1 cm above the proxy and within it.
         let render: Vec<[f32; 3]> = vec![[0.3, 0.4, 0.01], [0.75, 0.2, -0.01]];
-        let b = Binding::bind(&p, &t, &render).unwrap();
+        let b = Binding::bind(&p, &t, &faces(&t), &render).unwrap();
         // Turn the proxy 90° about x: z becomes y, y becomes −z.
         let turned: Vec<[f32; 3]> = p.iter().map(|q| [q[0], -q[2], q[1]]).collect();
         let out = placed(&b, &turned, &t);
@@ -419,24 +407,19 @@ mod tests {
     fn a_far_vertex_and_a_far_mesh_are_named() {
         let (p, t) = grid(3); // mean edge about 0.57 m
         let far = vec![[0.5, 0.5, 0.0], [0.5, 0.5, 3.0]];
-        match Binding::bind(&p, &t, &far) {
+        match Binding::bind(&p, &t, &faces(&t), &far) {
             Err(BindError::TooFar { vertex: 1, distance, .. }) => assert!((distance - 3.0).abs() < 1e-6),
             other => panic!("{other:?}"),
         }
         let away = vec![[0.5, 0.5, 5.0], [0.5, 0.5, 4.0]];
-        match Binding::bind(&p, &t, &away) {
+        match Binding::bind(&p, &t, &faces(&t), &away) {
             Err(BindError::NoneNear { vertex: 1, distance, .. }) => assert!((distance - 4.0).abs() < 1e-6),
             other => panic!("{other:?}"),
         }
-        assert_eq!(Binding::bind(&p, &[], &far), Err(BindError::NoTriangles));
-        assert_eq!(Binding::bind(&p, &t, &[[f32::NAN, 0.0, 0.0]]), Err(BindError::NotFinite { vertex: 0 }));
-    }
-
-    #[test]
-    fn normals_of_a_flat_grid_face_up() {
-        let (p, t) = grid(4);
-        let mut n = Vec::new();
-        vertex_normals(&p, &t, &mut n);
-        assert!(n.iter().all(|n| (n[2] - 1.0).abs() < 1e-6));
+        assert_eq!(Binding::bind(&p, &[], &Polygons::default(), &far), Err(BindError::NoTriangles));
+        assert_eq!(
+            Binding::bind(&p, &t, &faces(&t), &[[f32::NAN, 0.0, 0.0]]),
+            Err(BindError::NotFinite { vertex: 0 })
+        );
     }
 }

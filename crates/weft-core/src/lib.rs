@@ -16,7 +16,7 @@
 //! * [`builder`]: [`ModelBuilder`] checks every rule of the bad-input policy and returns
 //!   [`BuildError`]s naming the cloth, field and index.
 //! * [`grid`], [`topology`]: grid generation and edges from triangles.
-//! * [`binding`]: a render mesh bound to the simulated proxy.
+//! * [`binding`]: a render mesh bound to the simulated proxy; [`normals`]: smooth vertex normals.
 //! * [`polygons`]: the faces as given (triangles, quads, n-gons, with UVs), for the caches.
 //! * [`quality`]: intersecting triangle pairs and stretch, for statistics and tests.
 //! * [`self_collision`]: particle self-collision; [`surface_collision`] and [`proximity`]: thin
@@ -41,6 +41,7 @@ pub mod limits;
 pub mod mesh;
 pub mod mesh_collider;
 pub mod model;
+pub mod normals;
 pub mod particles;
 pub mod polygons;
 pub mod proximity;

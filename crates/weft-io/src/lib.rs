@@ -15,7 +15,6 @@
 //! * [`pc2`]: PC2 point caches (writer and a hardened reader, [`read_pc2`] / [`parse_pc2`]).
 //! * [`usd`]: ASCII USD (`.usda`) meshes with time-sampled points and normals.
 //! * [`obj_sequence`]: one Wavefront OBJ file per sample, with normals.
-//! * [`normals`]: the smooth vertex normals both write, from each sample's positions.
 //!
 //! Every cache is written under a temporary name (`NAME.pc2.partial`, ...) and renamed to its final
 //! name only when every declared sample is written: a bake that fails, is killed, or drops its
@@ -23,7 +22,6 @@
 
 pub mod cache;
 pub mod checkpoint;
-pub mod normals;
 pub mod obj;
 pub mod obj_sequence;
 pub mod pc2;

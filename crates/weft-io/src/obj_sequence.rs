@@ -20,8 +20,8 @@ use std::path::{Path, PathBuf};
 use weft_core::polygons::Polygons;
 
 use crate::cache::{CacheMark, CacheSpec, CacheWriter, SampleCheck};
-use crate::normals::vertex_normals;
 use crate::staged::{self, Staged, with_path, write_all};
+use weft_core::normals::vertex_normals;
 
 /// Digits of the frame number in the file names of a sequence of `samples` samples (at least 4).
 ///
@@ -294,7 +294,7 @@ mod tests {
         let given: Vec<[f32; 3]> = corners.iter().map(|&p| positions[p as usize]).collect();
         assert_eq!(read, given);
         let mut expected = Vec::new();
-        crate::normals::vertex_normals(&positions, &polygons, &mut Vec::new(), &mut expected);
+        vertex_normals(&positions, &polygons, &mut Vec::new(), &mut expected);
         assert_eq!(mesh.normal_indices.len(), corners.len());
         for (&n, &p) in mesh.normal_indices.iter().zip(&corners) {
             let n = at(&mesh.normals, n);

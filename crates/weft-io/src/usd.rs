@@ -77,8 +77,8 @@ use std::path::PathBuf;
 use weft_core::polygons::Polygons;
 
 use crate::cache::{CacheMark, CacheSpec, CacheWriter, SampleCheck, check_prefix, invalid};
-use crate::normals::vertex_normals;
 use crate::staged::{self, Staged, with_path, write_all};
+use weft_core::normals::vertex_normals;
 
 /// Diameter in m given to each point of a `Points` prim (a cloth without triangles).
 pub const POINT_WIDTH: f32 = 0.01;

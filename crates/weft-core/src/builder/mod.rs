@@ -51,6 +51,7 @@ use crate::follow::{FollowDesc, Followers, Leader};
 use crate::limits::{Limits, RAISE_HINT};
 use crate::mesh_collider::{MeshCollider, MeshColliderDesc};
 use crate::model::{BuildReport, ClothInfo, Model, SetReport};
+use crate::polygons::Polygons;
 use crate::self_collision::SelfCollisionMode;
 use crate::settings::SimSettings;
 use crate::tether::TetherBatches;
@@ -199,7 +200,7 @@ impl ModelBuilder {
             |field, rule| e.at(field, None, rule),
         )?;
 
-        let render = desc.render_mesh.as_ref().map(|r| bind_render(desc, r, e)).transpose()?;
+        let render = desc.render_mesh.as_ref().map(|r| bind_render(desc, &polygons, r, e)).transpose()?;
 
         // Everything holds: commit.
         self.self_collision.commit(self_collision);
@@ -390,9 +391,11 @@ impl ModelBuilder {
     }
 }
 
-/// Binds a cloth's render mesh to its triangles at rest (see [`crate::binding`]).
+/// Binds a cloth's render mesh to its triangles at rest, with normals over its faces `polygons`
+/// (see [`crate::binding`]).
 fn bind_render(
     desc: &ClothDesc,
+    polygons: &Polygons,
     render: &RenderMeshDesc,
     e: ClothErrors<'_>,
 ) -> Result<RenderMesh, BuildError> {
@@ -401,15 +404,16 @@ fn bind_render(
         let index = render.polygons.points_needed() as u64 - 1;
         return Err(e.at("render_mesh", None, Rule::IndexOutOfRange { index, len: points }));
     }
-    let binding = Binding::bind(&desc.positions, &desc.triangles, &render.positions).map_err(|b| {
-        let vertex = match b {
-            BindError::NoTriangles => None,
-            BindError::NoneNear { vertex, .. }
-            | BindError::TooFar { vertex, .. }
-            | BindError::NotFinite { vertex } => Some(vertex),
-        };
-        e.at("render_mesh", vertex, Rule::Binding(b))
-    })?;
+    let binding =
+        Binding::bind(&desc.positions, &desc.triangles, polygons, &render.positions).map_err(|b| {
+            let vertex = match b {
+                BindError::NoTriangles => None,
+                BindError::NoneNear { vertex, .. }
+                | BindError::TooFar { vertex, .. }
+                | BindError::NotFinite { vertex } => Some(vertex),
+            };
+            e.at("render_mesh", vertex, Rule::Binding(b))
+        })?;
     Ok(RenderMesh { binding, polygons: render.polygons.clone(), cache_proxy: render.cache_proxy })
 }
 

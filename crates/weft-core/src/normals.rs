@@ -1,4 +1,5 @@
-//! Smooth vertex normals for the mesh caches.
+//! Smooth vertex normals: for the mesh caches, and for the frame a render mesh is bound in
+//! ([`crate::binding`]).
 //!
 //! [`vertex_normals`] gives each point the normalised, area-weighted sum of the normals of the
 //! faces around it:
@@ -15,7 +16,7 @@
 //! normal of the whole mesh (the sum over every face), and `+y` when that has none either. So
 //! every normal is a finite unit vector: never NaN.
 
-use weft_core::polygons::Polygons;
+use crate::polygons::Polygons;
 
 /// The normal of a point with no direction of its own on a mesh with none either.
 pub const FALLBACK_NORMAL: [f32; 3] = [0.0, 1.0, 0.0];
@@ -40,14 +41,14 @@ pub fn newell(positions: &[[f32; 3]], face: &[u32]) -> [f64; 3] {
 /// Writes into `out` (cleared first) one unit normal per point of `positions`, smooth across
 /// the `polygons` (see the [module docs](self)). `scratch` holds the `f64` sums between calls, so
 /// a writer calling this once per sample allocates only once. Every index of `polygons` must be
-/// below `positions.len()` (a [`crate::CacheSpec`] checks it).
+/// below `positions.len()` (a cache checks it when it is made).
 ///
 /// ```
 /// use weft_core::polygons::Polygons;
 /// let quad = Polygons::new(vec![4], vec![0, 1, 2, 3], Vec::new()).unwrap();
 /// let p = [[0.0, 0.0, 0.0], [1.0, 0.0, 0.0], [1.0, 1.0, 0.0], [0.0, 1.0, 0.0]];
 /// let mut normals = Vec::new();
-/// weft_io::normals::vertex_normals(&p, &quad, &mut Vec::new(), &mut normals);
+/// weft_core::normals::vertex_normals(&p, &quad, &mut Vec::new(), &mut normals);
 /// assert_eq!(normals, vec![[0.0, 0.0, 1.0]; 4]);
 /// ```
 pub fn vertex_normals(
