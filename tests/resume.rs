@@ -213,3 +213,21 @@ fn a_resumed_bake_with_an_animated_mesh_and_following_pins_writes_the_same_bytes
     assert!(stderr.contains("resumed from the checkpoint after frame 8"), "{stderr}");
     assert!(contents(&out) == expected, "the resumed bake differs from the whole one");
 }
+
+/// A cloth with a render mesh and its proxy cached beside it: the curtain example cut to 12
+/// frames. Both sets of caches resume to the same bytes.
+#[test]
+fn a_bake_with_a_render_mesh_resumes_to_the_same_bytes() {
+    let dir = tempfile::tempdir().unwrap();
+    let examples = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples");
+    fs::copy(examples.join("curtain_render.obj"), dir.path().join("curtain_render.obj")).unwrap();
+    let text = fs::read_to_string(examples.join("curtain.toml")).unwrap();
+    assert!(text.contains("frames = 150 ") && text.contains("cache_proxy = true"), "the example changed");
+    let scene = dir.path().join("curtain.toml");
+    fs::write(&scene, text.replace("frames = 150 ", "frames = 12 ")).unwrap();
+    let whole = dir.path().join("whole");
+    bake_ok(bake_args(&scene, &whole, &["-j", "2"]));
+    let expected = contents(&whole);
+    assert!(expected.contains_key("curtain.pc2") && expected.contains_key("curtain_proxy.0012.obj"));
+    crash_and_resume(dir.path(), &scene, &expected);
+}
