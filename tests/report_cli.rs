@@ -68,7 +68,14 @@ fn report_draws_a_bake_and_refuses_bad_input() {
         assert!(bytes.starts_with(b"\x89PNG\r\n\x1a\n") && bytes.len() > 1_000, "{name}");
     }
 
-    // Without --scene and without summary.toml: the plots, and a note that there are no previews.
+    // Without --scene, the scene named by the bake's summary.toml: previews too.
+    let from_summary = tmp.path().join("from-summary");
+    WEFT.run_ok(["report", s(&bake), "--out", s(&from_summary)]);
+    assert!(from_summary.join("sheet.png").is_file() && from_summary.join("frame_0000.png").is_file());
+
+    // Without --scene and without summary.toml (the bake wrote one, naming its scene): the plots,
+    // and a note that there are no previews.
+    std::fs::remove_file(bake.join("summary.toml")).expect("the bake wrote summary.toml");
     let output = WEFT.run_ok(["report", s(&bake)]);
     assert!(bake.join("report/strain.png").is_file());
     assert!(!bake.join("report/sheet.png").exists());
