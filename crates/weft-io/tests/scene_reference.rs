@@ -224,7 +224,7 @@ fn context(table: &str, key: &str) -> Scene {
             let s = match key {
                 "positions" | "shear" | "pin_corners" | "warp_compliance" | "warp_stiffness"
                 | "weft_compliance" | "weft_stiffness" => grid(base),
-                "object" | "non_manifold" => {
+                "object" | "non_manifold" | "cache_proxy" => {
                     base.set("cloth", &["name = \"c\"", "mesh = \"quad.obj\"", "pins = [0]"])
                 }
                 // Baking to a tolerance, a pinned cloth is tethered by default at another scale:
@@ -241,6 +241,7 @@ fn context(table: &str, key: &str) -> Scene {
                 "drag" => &["lift = 0.5"],
                 "lift" => &["drag = 0.5"],
                 "self_thickness" | "self_friction" => &["self_collision = true", "self_thickness = 0.1"],
+                "cache_proxy" => &["render_mesh = \"quad.obj\""],
                 _ => &[],
             };
             s.add("cloth", on)
