@@ -142,6 +142,16 @@ fn a_wedge_bakes_every_variant_as_a_batch_and_one_by_index_to_the_same_bytes() {
     assert!(contents(&folder) == contents(&all.join(&variants[2].name)));
     assert_eq!(read_summary(&folder)["wedge_index"].as_integer(), Some(2));
     assert_eq!(fs::read_dir(&one).unwrap().count(), 1, "only the variant's folder");
+
+    // The report of the whole wedge: every variant side by side, each drawn as its own variant.
+    let output = WEFT.run_ok([OsStr::new("report"), all.as_os_str()]);
+    let listed = String::from_utf8_lossy(&output.stdout);
+    assert!(listed.starts_with(&format!("report: {}", all.join("report").display())), "{listed}");
+    for name in ["strain.png", "ms_per_frame.png", "variants.png"] {
+        assert!(all.join("report").join(name).is_file(), "{name}: {listed}");
+    }
+    let notes = String::from_utf8_lossy(&output.stderr);
+    assert!(!notes.contains("not drawn"), "{notes}");
 }
 
 #[test]

@@ -85,13 +85,38 @@ impl Loaded {
     }
 }
 
+/// The bake folders of `dirs`: each folder itself, or, for a folder without `stats.csv` whose
+/// subfolders have one (the output of a batch or of a whole `[wedge]`), those subfolders in the
+/// order of their names.
+fn bake_dirs(dirs: &[PathBuf]) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    for dir in dirs {
+        let mut inner: Vec<PathBuf> = match std::fs::read_dir(dir) {
+            Ok(entries) if !dir.join(stats_csv::STATS_FILE).exists() => entries
+                .flatten()
+                .map(|e| e.path())
+                .filter(|p| p.join(stats_csv::STATS_FILE).is_file())
+                .collect(),
+            _ => Vec::new(),
+        };
+        if inner.is_empty() {
+            out.push(dir.clone());
+        } else {
+            inner.sort();
+            out.extend(inner);
+        }
+    }
+    out
+}
+
 /// Makes the report of `options.dirs` (see the crate docs). Every input is read and checked
 /// before the first image is written.
 pub fn report(options: &ReportOptions) -> Result<Report, ReportError> {
     if options.dirs.is_empty() {
         return Err(ReportError::input(".", "no bake folder given"));
     }
-    let folders = options.dirs.iter().map(|d| BakeFolder::open(d)).collect::<Result<Vec<_>, _>>()?;
+    let folders =
+        bake_dirs(&options.dirs).iter().map(|d| BakeFolder::open(d)).collect::<Result<Vec<_>, _>>()?;
     for folder in &folders {
         let last = folder.stats.len() as u32;
         if let Some(&frame) = options.frames.iter().find(|&&f| f > last) {
