@@ -3,7 +3,7 @@
 //! The frame number is zero-padded to 4 digits, or more if the last sample needs them (so the
 //! names sort in frame order). Each file is one object, `o NAME` (so an importer names it after
 //! the cloth, not the file), with a `v x y z` line per point (m). If the mesh has faces, it also
-//! has a `vn x y z` line per point, the smooth normal of that sample ([`crate::normals`]), the
+//! has a `vn x y z` line per point, the smooth normal of that sample ([`weft_core::normals`]), the
 //! same number as its `v`; `s 1` (smooth shading for readers that ignore `vn`); and an `f` line
 //! per face as given (triangles, quads, n-gons; 1-based indices, as OBJ counts), each corner
 //! `v//vn`. A mesh with UVs also gets its distinct texture coordinates as `vt u v` lines (in

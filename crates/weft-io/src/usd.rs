@@ -49,7 +49,7 @@
 //! ```
 //!
 //! The faces are written as given ([`CacheSpec::polygons`]: `faceVertexCounts` of 3, 4 or more);
-//! `normals` holds one unit normal per point and sample ([`crate::normals`]), interpolated per
+//! `normals` holds one unit normal per point and sample ([`weft_core::normals`]), interpolated per
 //! vertex. A cloth with UVs gets them as the primvar `st`, face-varying (one value per corner of each face,
 //! so a UV seam is kept without splitting a point) and indexed: `primvars:st` holds the distinct
 //! UVs in order of first use and `primvars:st:indices` the one for each entry of
