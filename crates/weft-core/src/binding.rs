@@ -100,10 +100,10 @@ pub enum BindError {
     NoTriangles,
     /// No render vertex lies within reach of the proxy.
     #[error(
-        "no render vertex lies within {reach:.4} m (the reach) of the simulated mesh; the nearest, this one, is {distance:.4} m away: is the render mesh in the same place and units as the cloth?"
+        "no render vertex lies within {reach:.4} m (the reach) of the simulated mesh; the first, this one, is {distance:.4} m away: is the render mesh in the same place and units as the cloth?"
     )]
     NoneNear {
-        /// The render vertex nearest the proxy (0-based).
+        /// The first render vertex (0-based).
         vertex: usize,
         /// Its distance from the proxy, m.
         distance: f64,
@@ -225,8 +225,9 @@ impl Binding {
             offset: Vec::with_capacity(render.len()),
             reach,
         };
-        // The first vertex out of reach, and whether any is within it.
-        let mut far: Option<(usize, f64)> = None;
+        // The first vertex out of reach (and its distance, when a triangle of its cell gave it),
+        // and whether any is within reach.
+        let mut far: Option<(usize, Option<f64>)> = None;
         let mut any_near = false;
         for (v, &p) in render.iter().enumerate() {
             let p = wide(p);
@@ -255,29 +256,26 @@ impl Binding {
                     binding.offset.push([dot(r, ft), dot(r, fb), dot(r, fnrm)]);
                 }
                 found => {
-                    let d = found.map_or_else(|| nearest_anywhere(p, positions, triangles), |(d, _, _)| d);
-                    if far.is_none() {
-                        far = Some((v, d));
+                    far = far.or(Some((v, found.map(|(d, _, _)| d))));
+                    if any_near {
+                        break;
                     }
-                    if !any_near {
-                        // Keep looking for a vertex in reach: none means a misplaced mesh.
-                        continue;
-                    }
-                    break;
+                    // Go on: whether any vertex is in reach tells a stray vertex from a
+                    // misplaced mesh.
                 }
             }
         }
+        // Only the vertex named is measured against every triangle, so bad input costs one
+        // search more, not one per vertex.
+        let distance = |vertex: usize, d: Option<f64>| {
+            d.unwrap_or_else(|| nearest_anywhere(wide(render[vertex]), positions, triangles))
+        };
         match far {
             None => Ok(binding),
-            Some((vertex, distance)) if any_near => Err(BindError::TooFar { vertex, distance, reach }),
-            Some(_) => {
-                let (vertex, distance) = render
-                    .iter()
-                    .enumerate()
-                    .map(|(v, &p)| (v, nearest_anywhere(wide(p), positions, triangles)))
-                    .fold((0, f64::INFINITY), |a, b| if b.1 < a.1 { b } else { a });
-                Err(BindError::NoneNear { vertex, distance, reach })
+            Some((vertex, d)) if any_near => {
+                Err(BindError::TooFar { vertex, distance: distance(vertex, d), reach })
             }
+            Some((vertex, d)) => Err(BindError::NoneNear { vertex, distance: distance(vertex, d), reach }),
         }
     }
 
@@ -413,7 +411,7 @@ mod tests {
         }
         let away = vec![[0.5, 0.5, 5.0], [0.5, 0.5, 4.0]];
         match Binding::bind(&p, &t, &faces(&t), &away) {
-            Err(BindError::NoneNear { vertex: 1, distance, .. }) => assert!((distance - 4.0).abs() < 1e-6),
+            Err(BindError::NoneNear { vertex: 0, distance, .. }) => assert!((distance - 5.0).abs() < 1e-6),
             other => panic!("{other:?}"),
         }
         assert_eq!(Binding::bind(&p, &[], &Polygons::default(), &far), Err(BindError::NoTriangles));
