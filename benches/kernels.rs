@@ -54,7 +54,7 @@ fn distance(c: &mut Criterion) {
         let model = hanging_grid(n).unwrap();
         let mut group = c.benchmark_group(format!("distance/{n}x{n}"));
         // One iteration of a bench is SWEEPS sweeps in one team, as a step runs its iterations.
-        group.throughput(Throughput::Elements(SWEEPS as u64 * model.distance().len() as u64));
+        group.throughput(Throughput::Elements(SWEEPS as u64 * model.sets().distance.len() as u64));
         if n > 128 {
             group.sample_size(20);
         }
@@ -73,11 +73,11 @@ fn distance(c: &mut Criterion) {
             group.bench_function(BenchmarkId::from_parameter(name), |b| {
                 let parts = m.parts_mut();
                 let p = parts.particles;
-                let (lanes, lambda) = parts.distance.lanes_and_lambda_mut();
+                let (lanes, lambda) = parts.sets.distance.lanes_and_lambda_mut();
                 b.iter(|| {
                     pool.install(|| {
                         weft_kernels::schedule::solve(
-                            &weft_kernels::distance::Distance,
+                            weft_core::kinds::distance::Distance,
                             &lanes,
                             lambda,
                             p.positions,

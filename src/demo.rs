@@ -62,7 +62,7 @@ mod tests {
         let s = model.settings();
         assert_eq!((s.fps, s.frames, s.substeps, s.iterations), (30.0, 90, 4, 1));
         assert_eq!(s.tolerance, Some(weft_core::StrainTolerance::default()));
-        assert!(scene.cloths()[0].tethers.is_some(), "a pinned cloth baked to a tolerance is tethered");
+        assert!(scene.cloths()[0].kinds.tethers.is_some(), "a pinned cloth baked to a tolerance is tethered");
         assert_eq!(model.particles().len(), 48 * 32);
         assert_eq!(model.report().pinned, 2);
         assert_eq!(model.report().stretch, 47 * 32 + 48 * 31);

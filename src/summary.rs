@@ -5,13 +5,13 @@ use std::fmt::Write as _;
 use std::path::PathBuf;
 
 use weft::bake::{BakeReport, FrameStats};
+use weft::core::kinds::SummaryLine;
 use weft::kernels::KernelPath;
 
 /// A few lines for a person: frames, steps, time, threads, SIMD level, degenerate projections,
 /// constraints dropped at build, the final `|C|` and the files written.
 pub(crate) fn summary(report: &BakeReport) -> String {
     let mut s = String::new();
-    let r = report.final_residual();
     if let Some(note) = &report.resume_note {
         let _ = writeln!(s, "not resumed: {note}; baked from frame 0");
     }
@@ -141,34 +141,38 @@ pub(crate) fn summary(report: &BakeReport) -> String {
             let _ = writeln!(s, "  residuals, intersecting pairs: not measured (--stats off)");
         }
         None => {}
-        Some(last) => {
-            let _ = writeln!(
-                s,
-                "  final distance |C|: max {:.3e} m, mean {:.3e} m, largest strain {:.3} %",
-                r.max_abs,
-                r.mean_abs(),
-                r.max_rel * 100.0
-            );
-            let kinds =
-                [("bending", &last.step.bending, "rad"), ("tethers", &last.step.tethers, "m beyond bound")];
-            for (name, kind, unit) in kinds {
-                if let Some(r) = kind.residual.filter(|r| r.count > 0) {
-                    let _ = writeln!(
-                        s,
-                        "  final {name} |C|: max {:.3e} {unit}, mean {:.3e} {unit} ({} degenerate projections)",
-                        r.max_abs,
-                        r.mean_abs(),
-                        kind.degenerate
-                    );
-                }
-            }
-            if let Some(r) = last.step.volume.residual.filter(|r| r.count > 0) {
-                let _ = writeln!(s, "  final volume error: {:.3} % of the target", r.max_rel * 100.0);
-            }
-        }
+        Some(last) => residual_lines(&mut s, last),
     }
     let _ = writeln!(s, "  wrote {}", file_list(&report.files));
     s
+}
+
+/// The residual of each constraint kind after the last frame, as its [`SummaryLine`] says.
+fn residual_lines(s: &mut String, last: &FrameStats) {
+    for (kind, stats) in last.step.kinds.iter() {
+        let Some(r) = stats.residual else { continue };
+        let (name, unit) = (kind.info().name, kind.info().unit);
+        let _ = match kind.info().summary {
+            SummaryLine::AbsAndStrain => writeln!(
+                s,
+                "  final {name} |C|: max {:.3e} {unit}, mean {:.3e} {unit}, largest strain {:.3} %",
+                r.max_abs,
+                r.mean_abs(),
+                r.max_rel * 100.0
+            ),
+            SummaryLine::Abs if r.count > 0 => writeln!(
+                s,
+                "  final {name} |C|: max {:.3e} {unit}, mean {:.3e} {unit} ({} degenerate projections)",
+                r.max_abs,
+                r.mean_abs(),
+                stats.degenerate
+            ),
+            SummaryLine::RelativeError if r.count > 0 => {
+                writeln!(s, "  final {name} error: {:.3} % of the target", r.max_rel * 100.0)
+            }
+            _ => Ok(()),
+        };
+    }
 }
 
 /// `1 frame`, `2 frames`.

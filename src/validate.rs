@@ -11,6 +11,7 @@ use std::fmt::Write as _;
 use weft_bake::memory::{model_bytes, peak_bytes};
 use weft_bake::stats::Quality;
 use weft_core::Model;
+use weft_core::kinds::KindId;
 use weft_core::lanes::LANES;
 
 /// The variants of a scene's `[wedge]` (which `weft validate` reads and builds every one of), one
@@ -60,12 +61,20 @@ fn trimmed(value: f64) -> String {
 /// ```
 pub fn describe(model: &Model) -> String {
     let mut s = String::new();
+    simulation(&mut s, model);
+    cloths(&mut s, model);
+    colliders(&mut s, model);
+    contacts(&mut s, model);
+    constraints(&mut s, model);
+    work_and_memory(&mut s, model);
+    s
+}
+
+/// The `simulation:` line: rate, frames, substeps (or their range baking to a tolerance),
+/// iterations, gravity, damping.
+fn simulation(s: &mut String, model: &Model) {
     let settings = model.settings();
-    let report = model.report();
     let h = settings.time_step().h64;
-    // With a strain tolerance: the least work (every frame at min_substeps); at most
-    // frames × max_substeps.
-    let steps = settings.frames as u64 * settings.substeps as u64;
     let g = settings.gravity;
     let substeps = match settings.tolerance {
         None => format!("substeps {} (h = {} s)", settings.substeps, trimmed(h)),
@@ -84,6 +93,10 @@ pub fn describe(model: &Model) -> String {
          gravity [{}, {}, {}] m/s², velocity damping {} 1/s",
         settings.fps, settings.frames, settings.iterations, g[0], g[1], g[2], settings.velocity_damping
     );
+}
+
+/// A `cloth:` line per cloth, and a `render mesh:` line for one with a render mesh.
+fn cloths(s: &mut String, model: &Model) {
     for cloth in model.cloths() {
         let pinned =
             model.particles().inv_mass()[cloth.particles.clone()].iter().filter(|&&w| w == 0.0).count();
@@ -113,6 +126,11 @@ pub fn describe(model: &Model) -> String {
             );
         }
     }
+}
+
+/// A `collider:` line per collider and mesh collider, and the pins that follow something.
+fn colliders(s: &mut String, model: &Model) {
+    let report = model.report();
     for c in model.colliders() {
         let motion =
             if c.is_animated() { format!("animated by {} keys", c.keys.len()) } else { "static".into() };
@@ -149,6 +167,10 @@ pub fn describe(model: &Model) -> String {
             report.following_pins
         );
     }
+}
+
+/// The surface self-collision, and the triangles that cross at the start.
+fn contacts(s: &mut String, model: &Model) {
     let sc = model.surface_collision();
     if !sc.is_empty() {
         let _ = writeln!(
@@ -167,15 +189,27 @@ pub fn describe(model: &Model) -> String {
         "intersecting:   {crossing} pairs of triangles cross at the start{}",
         if crossing > 0 { " (self-collision does not undo them)" } else { "" }
     );
+}
+
+/// The particles, the constraints of each kind, those dropped at build, and how each batched
+/// kind is laid out for the parallel solve.
+fn constraints(s: &mut String, model: &Model) {
+    let report = model.report();
     let _ = writeln!(s, "particles:      {} ({} pinned)", report.particles, report.pinned);
+    let kinds: Vec<String> = report
+        .sets
+        .iter()
+        .map(|(kind, set)| match kind {
+            KindId::Distance => {
+                format!("{} distance (stretch {}, shear {})", set.constraints, report.stretch, report.shear)
+            }
+            kind => format!("{} {}", set.constraints, kind.info().name),
+        })
+        .collect();
     let _ = writeln!(
         s,
-        "constraints:    {} distance (stretch {}, shear {}), {} bending, {} tethers, {} volume, {} triangles in the wind",
-        report.stretch + report.shear,
-        report.stretch,
-        report.shear,
-        report.bending.constraints,
-        report.tethers.constraints,
+        "constraints:    {}, {} volume, {} triangles in the wind",
+        kinds.join(", "),
         report.volumes,
         report.aero_triangles
     );
@@ -184,13 +218,11 @@ pub fn describe(model: &Model) -> String {
         s,
         "solve:          kind       constraints  blocks  colours/block  across blocks (colours)  serial  SIMD batches  lane fill"
     );
-    for (name, set) in
-        [("distance", &report.distance), ("bending", &report.bending), ("tethers", &report.tethers)]
-    {
+    for (kind, set) in report.sets.iter() {
         let _ = writeln!(
             s,
             "                {:<9} {:>12} {:>7} {:>14} {:>15} ({:>3}) {:>12} {:>13} {:>11}",
-            name,
+            kind.info().name,
             set.constraints,
             set.blocks,
             set.block_colours,
@@ -208,7 +240,15 @@ pub fn describe(model: &Model) -> String {
         weft_core::colouring::BLOCK_PARTICLES,
         LANES
     );
-    let batched = report.distance.constraints + report.bending.constraints + report.tethers.constraints;
+}
+
+/// The work of a whole bake (time steps, constraint projections) and its memory.
+fn work_and_memory(s: &mut String, model: &Model) {
+    let (settings, report) = (model.settings(), model.report());
+    // With a strain tolerance: the least work (every frame at min_substeps); at most
+    // frames × max_substeps.
+    let steps = settings.frames as u64 * settings.substeps as u64;
+    let batched: usize = report.sets.iter().map(|(_, set)| set.constraints).sum();
     let projections = (batched + report.volumes) as u128 * settings.iterations as u128 * steps as u128;
     let at_least = if settings.tolerance.is_some() { "at least " } else { "" };
     let _ = writeln!(s, "work:           {at_least}{steps} time steps, {projections} constraint projections");
@@ -221,7 +261,6 @@ pub fn describe(model: &Model) -> String {
         human_bytes(peak),
         peak / (model.particles().len() as u64).max(1)
     );
-    s
 }
 
 #[cfg(test)]

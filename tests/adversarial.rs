@@ -11,7 +11,8 @@
 //! * extreme damping times an extreme relative velocity (whose `Δλ` overflows `f32`) is skipped
 //!   and counted — the fuzz finding `fuzz/regressions/arbitrary_scene/damping-overflow-*`.
 
-use weft_core::bending::BendingDesc;
+use weft_core::kinds::KindId;
+use weft_core::kinds::bending::BendingDesc;
 use weft_core::limits::Limits;
 use weft_core::units::{Compliance, Elasticity};
 use weft_core::{ClothDesc, EdgeSet, MassSpec, Model, ModelBuilder, SimSettings};
@@ -43,8 +44,8 @@ fn run_both(model: &mut Model, steps: usize) -> (StepStats, ReferenceStepStats, 
         assert_eq!(fast.degenerate(), slow.degenerate, "step {k}: both count the same skips");
         fast_total.accumulate(&fast);
         slow_total.degenerate += slow.degenerate;
-        slow_total.distance += slow.distance;
-        slow_total.bending += slow.bending;
+        slow_total.kinds[KindId::Distance] += slow.kinds[KindId::Distance];
+        slow_total.kinds[KindId::Bending] += slow.kinds[KindId::Bending];
     }
     (fast_total, slow_total, reference)
 }
@@ -87,7 +88,7 @@ fn an_all_pinned_grid_drops_and_counts_every_distance_constraint() {
     assert!(distance_constraints > 0);
     cloth.pins = (0..20).collect();
     cloth.velocities = Some(vec![[1e3, -1e3, 7.0]; 20]);
-    cloth.bending = Some(BendingDesc { elasticity: compliance(1e-3), damping: 0.1 });
+    cloth.kinds.bending = Some(BendingDesc { elasticity: compliance(1e-3), damping: 0.1 });
     let mut model = build(settings(60.0, 2, 4, [0.0, -9.81, 0.0]), &cloth);
     let report = model.report().clone();
     assert_eq!(report.dropped_pinned, distance_constraints, "every distance constraint dropped, and counted");

@@ -13,8 +13,10 @@
 //!   two step sizes), for each of two compliances, and the softer strip sags more.
 //! * A zero-area triangle used by bending is refused, naming the triangle.
 
-use weft_core::bending::{BendingDesc, dihedral_angle};
 use weft_core::grid::{GridDesc, GridPlane};
+use weft_core::kinds::KindDescs;
+use weft_core::kinds::KindId;
+use weft_core::kinds::bending::{BendingDesc, dihedral_angle};
 use weft_core::limits::Limits;
 use weft_core::units::{Compliance, Elasticity};
 use weft_core::{ClothDesc, EdgeSet, MassSpec, Model, ModelBuilder, Rule, SimSettings};
@@ -58,7 +60,7 @@ fn bending_only_sheet(nu: u32, nv: u32, alpha: f32) -> ClothDesc {
         Elasticity::RIGID,
     );
     cloth.edge_sets.clear();
-    cloth.bending = Some(BendingDesc { elasticity: elasticity(alpha), damping: 0.0 });
+    cloth.kinds.bending = Some(BendingDesc { elasticity: elasticity(alpha), damping: 0.0 });
     cloth
 }
 
@@ -66,11 +68,13 @@ fn bending_only_sheet(nu: u32, nv: u32, alpha: f32) -> ClothDesc {
 fn largest_bend(model: &Model) -> f64 {
     let x = positions(model);
     model
-        .bending()
+        .sets()
+        .bending
         .solve_order()
         .map(|(c, _)| {
             let [a, b, c_, d] = c.particles.map(|p| x[p as usize]);
-            let mut bend = dihedral_angle(a, b, c_, d) - c.params[weft_core::bending::REST_ANGLE] as f64;
+            let mut bend =
+                dihedral_angle(a, b, c_, d) - c.params[weft_core::kinds::bending::REST_ANGLE] as f64;
             if bend > std::f64::consts::PI {
                 bend -= std::f64::consts::TAU;
             } else if bend <= -std::f64::consts::PI {
@@ -111,16 +115,22 @@ fn a_flat_sheet_keeps_its_shape_under_rigid_motion() {
         );
         let s = settings(60.0, 2, 4, [0.0, -9.81, 0.0]);
         let mut bent = build(s.clone(), &cloth);
-        assert!(!bent.bending().has_param(weft_core::bending::REST_ANGLE), "a flat sheet: θ₀ = 0");
-        let mut free = build(s, &ClothDesc { bending: None, ..cloth.clone() });
+        assert!(
+            !bent.sets().bending.has_param(weft_core::kinds::bending::REST_ANGLE),
+            "a flat sheet: θ₀ = 0"
+        );
+        let mut free = build(
+            s,
+            &ClothDesc { kinds: KindDescs { bending: None, ..cloth.kinds.clone() }, ..cloth.clone() },
+        );
         for path in [KernelPath::Simd, KernelPath::Scalar] {
             let (mut bent, mut free) = (bent.clone(), free.clone());
             let mut largest = 0.0f32;
             for _ in 0..60 {
                 let stats = run(&mut bent, path);
                 run(&mut free, path);
-                assert_eq!(stats.bending.degenerate, 0);
-                largest = largest.max(stats.bending.residual.unwrap().max_abs);
+                assert_eq!(stats.kinds[KindId::Bending].degenerate, 0);
+                largest = largest.max(stats.kinds[KindId::Bending].residual.unwrap().max_abs);
             }
             assert!(largest <= 2e-5, "seed {seed}, {path:?}: a hinge bent by {largest} rad");
             assert!(largest_bend(&bent) <= 2e-5);
@@ -145,10 +155,10 @@ fn a_pleated_sheet_keeps_its_pleats_in_flight() {
     }
     cloth.velocities = Some(vec![[1.5, 2.0, -0.5]; cloth.positions.len()]);
     let mut m = build(settings(60.0, 2, 4, [0.0, -9.81, 0.0]), &cloth);
-    assert!(m.bending().has_param(weft_core::bending::REST_ANGLE));
+    assert!(m.sets().bending.has_param(weft_core::kinds::bending::REST_ANGLE));
     let mut largest = 0.0f32;
     for _ in 0..60 {
-        largest = largest.max(run(&mut m, KernelPath::Simd).bending.residual.unwrap().max_abs);
+        largest = largest.max(run(&mut m, KernelPath::Simd).kinds[KindId::Bending].residual.unwrap().max_abs);
     }
     assert!(largest <= 2e-4, "a pleat changed by {largest} rad");
     assert!(largest_bend(&m) <= 2e-4);
@@ -166,17 +176,20 @@ fn hinge(fold: f32, alpha: f32, beta: f32, kick: [f32; 3]) -> ClothDesc {
         triangles: vec![[0, 1, 2], [1, 0, 3]],
         edge_sets: vec![EdgeSet { edges: vec![[0, 3], [1, 3]], ..EdgeSet::stretch() }],
         pins: vec![0, 1, 2],
-        bending: Some(BendingDesc { elasticity: elasticity(alpha), damping: beta }),
+        kinds: KindDescs {
+            bending: Some(BendingDesc { elasticity: elasticity(alpha), damping: beta }),
+            ..KindDescs::default()
+        },
         ..ClothDesc::default()
     }
 }
 
 /// The hinge's `C` now (rad).
 fn hinge_c(model: &Model) -> f32 {
-    let (c, _) = model.bending().solve_order().next().unwrap();
+    let (c, _) = model.sets().bending.solve_order().next().unwrap();
     let x = positions(model);
     let theta = dihedral_angle(x[0], x[1], x[2], x[3]);
-    (theta - c.params[weft_core::bending::REST_ANGLE] as f64) as f32
+    (theta - c.params[weft_core::kinds::bending::REST_ANGLE] as f64) as f32
 }
 
 /// Kicked open, the wing swings and comes back to its rest angle. With stiffness
@@ -190,11 +203,11 @@ fn a_kicked_hinge_returns_to_its_rest_angle() {
             // 3 m/s along the wing's circle about the edge (the wing is 1 m from it): 3 rad/s.
             let cloth = hinge(fold, 0.01, 10.0, [0.0, -3.0 * fold.sin(), 3.0 * fold.cos()]);
             let mut m = build(settings(60.0, 4, 10, [0.0; 3]), &cloth);
-            let rest = m.bending().solve_order().next().unwrap().0.params[0];
+            let rest = m.sets().bending.solve_order().next().unwrap().0.params[0];
             assert!((rest.abs() - fold.abs()).abs() < 1e-6, "θ₀ {rest} from the mesh");
             let mut widest = 0.0f32;
             for _ in 0..3 * 60 * 4 {
-                assert_eq!(run(&mut m, path).bending.degenerate, 0);
+                assert_eq!(run(&mut m, path).kinds[KindId::Bending].degenerate, 0);
                 widest = widest.max(hinge_c(&m).abs());
             }
             assert!(widest > 0.1, "fold {fold}, {path:?}: the kick opened the hinge by {widest} rad");
@@ -214,15 +227,15 @@ fn hinges_folded_through_pi_stay_finite() {
         for alpha in [0.0, 0.1] {
             let cloth = hinge(fold, alpha, 0.0, kick);
             let mut m = build(settings(60.0, 2, 4, [0.0; 3]), &cloth);
-            let rest = m.bending().solve_order().next().unwrap().0.params[0];
+            let rest = m.sets().bending.solve_order().next().unwrap().0.params[0];
             let mut reference = ReferenceSolver::from_model(&m);
             let mut crossed = false;
             for _ in 0..200 {
                 let stats = run(&mut m, KernelPath::Simd);
-                assert_eq!(stats.bending.degenerate, 0);
-                assert_eq!(reference.step().bending, 0);
+                assert_eq!(stats.kinds[KindId::Bending].degenerate, 0);
+                assert_eq!(reference.step().kinds[KindId::Bending], 0);
                 assert!(m.particles().all_finite());
-                let c = stats.bending.residual.unwrap().max_abs;
+                let c = stats.kinds[KindId::Bending].residual.unwrap().max_abs;
                 assert!(c.is_finite() && c <= std::f32::consts::PI, "|C| = {c}");
                 let x = positions(&m);
                 let theta = dihedral_angle(x[0], x[1], x[2], x[3]) as f32;
@@ -265,15 +278,18 @@ fn a_collapsing_triangle_is_skipped_and_counted() {
         velocities: Some(vec![[0.0; 3], [0.0; 3], [0.0, -1.0, 0.0], [0.0; 3]]),
         triangles: vec![[0, 1, 2], [1, 0, 3]],
         pins: vec![0, 1, 3],
-        bending: Some(BendingDesc { elasticity: elasticity(0.0), damping: 0.0 }),
+        kinds: KindDescs {
+            bending: Some(BendingDesc { elasticity: elasticity(0.0), damping: 0.0 }),
+            ..KindDescs::default()
+        },
         ..ClothDesc::default()
     };
     let s = settings(10.0, 1, 3, [0.0; 3]);
     for path in [KernelPath::Simd, KernelPath::Scalar] {
         let mut m = build(s.clone(), &cloth);
         let stats = run(&mut m, path);
-        assert_eq!(stats.bending.degenerate, 3, "{path:?}");
-        assert_eq!(stats.bending.residual.unwrap().count, 0, "no angle to report");
+        assert_eq!(stats.kinds[KindId::Bending].degenerate, 3, "{path:?}");
+        assert_eq!(stats.kinds[KindId::Bending].residual.unwrap().count, 0, "no angle to report");
         assert_eq!(positions(&m)[2], [0.5, 0.0, 0.0], "{path:?}: nothing moved the wing");
         for _ in 0..50 {
             run(&mut m, path);
@@ -281,7 +297,7 @@ fn a_collapsing_triangle_is_skipped_and_counted() {
         }
     }
     let mut reference = ReferenceSolver::from_model(&build(s, &cloth));
-    assert_eq!(reference.step().bending, 3);
+    assert_eq!(reference.step().kinds[KindId::Bending], 3);
     assert_eq!(reference.positions()[2], [0.5, 0.0, 0.0]);
 }
 
@@ -306,7 +322,7 @@ fn cantilever(alpha: f32, substeps: u32) -> Sag {
         Elasticity::RIGID,
     );
     cloth.pins = (0..4).flat_map(|j| [g.index(0, j), g.index(1, j)]).collect();
-    cloth.bending = Some(BendingDesc { elasticity: elasticity(alpha), damping: 0.0 });
+    cloth.kinds.bending = Some(BendingDesc { elasticity: elasticity(alpha), damping: 0.0 });
     let s = SimSettings { velocity_damping: 3.0, ..settings(60.0, substeps, 100, [0.0, 0.0, -9.81]) };
     let mut m = build(s, &cloth);
     for _ in 0..4 * 60 * substeps {
@@ -360,7 +376,8 @@ fn a_zero_area_triangle_with_bending_is_refused() {
     cloth.edge_sets.clear();
     let s = settings(60.0, 1, 1, [0.0; 3]);
     let mut b = ModelBuilder::new(s.clone(), Limits::default()).unwrap();
-    b.add_cloth(&ClothDesc { bending: None, ..cloth.clone() }).unwrap();
+    b.add_cloth(&ClothDesc { kinds: KindDescs { bending: None, ..cloth.kinds.clone() }, ..cloth.clone() })
+        .unwrap();
     let mut b = ModelBuilder::new(s, Limits::default()).unwrap();
     let e = b.add_cloth(&cloth).unwrap_err();
     assert_eq!((e.location.field, e.location.index), ("triangles", Some(1)));

@@ -30,7 +30,9 @@
 //! millimetres in the first step.
 
 use proptest::prelude::*;
-use weft_core::bending::BendingDesc;
+use weft_core::kinds::KindDescs;
+use weft_core::kinds::KindId;
+use weft_core::kinds::bending::BendingDesc;
 use weft_core::limits::Limits;
 use weft_core::shapes::icosphere;
 use weft_core::topology::unique_edges;
@@ -105,7 +107,7 @@ prop_compose! {
             p[2] += relief * cell * next();
         }
         cloth.velocities = Some(velocities(n as usize, speed, &mut next));
-        cloth.bending = Some(BendingDesc { elasticity: elasticity(bend), damping });
+        cloth.kinds.bending = Some(BendingDesc { elasticity: elasticity(bend), damping });
         Case { cloth }
     }
 }
@@ -141,7 +143,7 @@ prop_compose! {
                 ..EdgeSet::stretch()
             }],
             pins: (0..pin_count).map(|k| (k * 7 % n) as u32).collect(),
-            bending: Some(BendingDesc { elasticity: elasticity(bend), damping }),
+            kinds: KindDescs { bending: Some(BendingDesc { elasticity: elasticity(bend), damping }), ..KindDescs::default() },
             positions,
             triangles,
             ..ClothDesc::default()
@@ -176,7 +178,11 @@ fn compare(case: &Case, substeps: u32, iterations: u32, steps: usize) -> (f32, f
         let fast = step(&mut model, &StepOptions { path: KernelPath::Simd, residual: false });
         let slow = reference.step();
         nudged.step();
-        assert_eq!(fast.bending.degenerate, slow.bending, "both skip the same degenerate hinges");
+        assert_eq!(
+            fast.kinds[KindId::Bending].degenerate,
+            slow.kinds[KindId::Bending],
+            "both skip the same degenerate hinges"
+        );
         assert_eq!(fast.degenerate(), slow.degenerate, "and the same degenerate projections overall");
     }
     assert!(model.particles().all_finite());
@@ -199,8 +205,8 @@ fn state_bits(model: &Model) -> Vec<u32> {
         .chain(p.prev_positions())
         .chain(p.velocities())
         .flat_map(|r| r.map(f32::to_bits))
-        .chain(model.bending().solve_order().map(|(_, lambda)| lambda.to_bits()))
-        .chain(model.distance().solve_order().map(|(_, lambda)| lambda.to_bits()))
+        .chain(model.sets().bending.solve_order().map(|(_, lambda)| lambda.to_bits()))
+        .chain(model.sets().distance.solve_order().map(|(_, lambda)| lambda.to_bits()))
         .collect()
 }
 
@@ -257,7 +263,7 @@ fn large_cloth_on_four_threads() {
         for p in &mut cloth.positions {
             p[2] += 0.0005 * next();
         }
-        cloth.bending = Some(BendingDesc { elasticity: elasticity(10.0), damping: 1e-4 });
+        cloth.kinds.bending = Some(BendingDesc { elasticity: elasticity(10.0), damping: 1e-4 });
         let case = Case { cloth };
         let (gap, sensitivity) = pool.install(|| compare(&case, 2, 4, 20));
         assert!(

@@ -38,7 +38,7 @@ fn seed_example_lands_exactly_at_one_and_one_and_a_half_metres() {
             stats,
             format!(
                 "{}\n1,0.1,1,0,{residual},{residual},{residual},0.0,0.0,0.0,0.0,0,{residual},0,0,0,0\n",
-                weft::bake::STATS_HEADER
+                *weft::bake::STATS_HEADER
             ),
             "{scene}"
         );

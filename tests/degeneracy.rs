@@ -7,7 +7,8 @@
 //! * A constraint whose particles are all pinned can never move: it is left out at build and
 //!   counted.
 
-use weft_core::distance::MAX_LENGTH;
+use weft_core::kinds::KindId;
+use weft_core::kinds::distance::MAX_LENGTH;
 use weft_core::limits::Limits;
 use weft_core::units::{Compliance, Elasticity};
 use weft_core::{ClothDesc, EdgeSet, MassSpec, Model, ModelBuilder};
@@ -55,7 +56,7 @@ fn particles_driven_onto_each_other_are_skipped_and_counted() {
         let mut m = head_on(1e3);
         let stats = run(&mut m, 1, path);
         // Predicted onto the same point: 3 iterations, each skips the lane.
-        assert_eq!(stats.distance.degenerate, 3, "{path:?}");
+        assert_eq!(stats.kinds[KindId::Distance].degenerate, 3, "{path:?}");
         assert_eq!(positions(&m)[0], positions(&m)[1], "nothing moved them apart");
         assert!(m.particles().all_finite());
         let mut r = ReferenceSolver::from_model(&head_on(1e3));
@@ -81,7 +82,7 @@ fn particles_flung_beyond_the_longest_distance_are_skipped_and_counted() {
     let mut m = b.build().unwrap();
     let stats = run(&mut m, 3, KernelPath::Simd);
     assert_eq!(
-        stats.distance.degenerate,
+        stats.kinds[KindId::Distance].degenerate,
         3 * 2,
         "beyond MAX_LENGTH = {MAX_LENGTH} m: skipped every iteration"
     );
@@ -101,7 +102,7 @@ fn a_constraint_between_two_pins_is_dropped_and_reported() {
     .unwrap();
     let mut m = b.build().unwrap();
     assert_eq!(m.report().dropped_pinned, 1);
-    assert_eq!(m.distance().len(), 1, "only [1, 2] is solved");
+    assert_eq!(m.sets().distance.len(), 1, "only [1, 2] is solved");
     let stats = run(&mut m, 5, KernelPath::Simd);
     assert_eq!(stats.dropped_at_build, 1, "the step statistics report it too");
     assert_eq!(positions(&m)[0], [0.0; 3]);
@@ -121,7 +122,7 @@ fn all_pinned_cloth_never_moves() {
     })
     .unwrap();
     let mut m = b.build().unwrap();
-    assert!(m.distance().is_empty());
+    assert!(m.sets().distance.is_empty());
     run(&mut m, 10, KernelPath::Simd);
     assert_eq!(positions(&m), vec![[0.0; 3], [1.0, 0.0, 0.0]]);
 }

@@ -238,9 +238,9 @@ fn the_garment_validates_with_more_than_two_thousand_triangles() {
     let cloth = &scene.cloths()[0];
     assert_eq!(cloth.triangles.len(), triangles);
     assert_eq!(cloth.uvs.len(), triangles);
-    assert!(cloth.bending.is_some() && cloth.self_collision.is_some());
+    assert!(cloth.kinds.bending.is_some() && cloth.self_collision.is_some());
     // Unpinned: the shirt hangs on the dress form, a mesh collider from the same file.
-    assert!(cloth.pins.is_empty() && cloth.tethers.is_none());
+    assert!(cloth.pins.is_empty() && cloth.kinds.tethers.is_none());
     assert_eq!(scene.mesh_colliders().len(), 1);
     let fields: Vec<&str> = cloth.edge_sets.iter().map(|s| s.field).collect();
     assert_eq!(fields, ["edges", "warp_edges", "weft_edges", "shear_edges"]);

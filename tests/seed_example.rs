@@ -11,7 +11,7 @@ use weft_reference::ReferenceSolver;
 use weft_testkit::models::{positions, seed_model};
 
 fn lambda(model: &weft_core::Model) -> f32 {
-    model.distance().solve_order().next().unwrap().1
+    model.sets().distance.solve_order().next().unwrap().1
 }
 
 #[test]

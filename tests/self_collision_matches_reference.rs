@@ -5,6 +5,7 @@
 
 use proptest::prelude::*;
 use weft::core::builder::{ClothDesc, ModelBuilder};
+use weft::core::kinds::KindId;
 use weft::core::limits::Limits;
 use weft::core::self_collision::SelfCollisionDesc;
 use weft::core::settings::SimSettings;
@@ -72,7 +73,7 @@ proptest! {
             for s in 0..steps {
                 let stats = pool.install(|| step(&mut m, &StepOptions::default()));
                 let ref_stats = r.step();
-                prop_assert_eq!(stats.self_collision.degenerate, ref_stats.self_collision);
+                prop_assert_eq!(stats.kinds[KindId::SelfCollision].degenerate, ref_stats.kinds[KindId::SelfCollision]);
                 let x: Vec<[f32; 3]> = m.particles().positions().iter().map(|p| [p[0], p[1], p[2]]).collect();
                 prop_assert_eq!(bits(&x), bits(&r.positions()), "step {} on {} threads", s, threads);
             }

@@ -3,6 +3,7 @@
 //! the same scene with self-collision off does show intersections, so the measure can fail.
 
 use std::path::Path;
+use weft::core::kinds::KindId;
 
 use weft::bake::stats::StatsLevel;
 use weft::bake::{BakeOptions, bake};
@@ -16,7 +17,7 @@ fn intersections_per_frame(text: &str) -> Vec<u64> {
     let options = BakeOptions { threads: Some(2), stats: StatsLevel::Full, ..BakeOptions::new(out.path()) };
     let report = bake(&scene, &options).unwrap();
     // Self-collision never meets a pair closer than 1 µm here (no degenerate contacts).
-    assert_eq!(report.totals.self_collision.degenerate, 0);
+    assert_eq!(report.totals.kinds[KindId::SelfCollision].degenerate, 0);
     report.per_frame.iter().map(|f| f.intersections.expect("every frame measured")).collect()
 }
 

@@ -24,10 +24,11 @@
 
 use proptest::prelude::*;
 use weft_core::aero::AeroDesc;
+use weft_core::kinds::KindId;
+use weft_core::kinds::tether::TetherDesc;
 use weft_core::limits::Limits;
 use weft_core::settings::WindKey;
 use weft_core::shapes::icosphere;
-use weft_core::tether::TetherDesc;
 use weft_core::topology::unique_edges;
 use weft_core::units::{Compliance, Elasticity};
 use weft_core::volume::VolumeDesc;
@@ -103,7 +104,8 @@ impl Scene {
             }
         };
         if !cloth.pins.is_empty() {
-            cloth.tethers = self.tethers.map(|(scale, c)| TetherDesc { scale, elasticity: elasticity(c) });
+            cloth.kinds.tethers =
+                self.tethers.map(|(scale, c)| TetherDesc { scale, elasticity: elasticity(c) });
         }
         cloth.aero = self.aero.map(|(drag, lift)| AeroDesc { drag, lift });
         cloth
@@ -196,8 +198,16 @@ fn compare(scene: &Scene, substeps: u32, iterations: u32, steps: usize) -> (f32,
         let fast = step(&mut model, &StepOptions { path: KernelPath::Simd, residual: false });
         let slow = reference.step();
         nudged.step();
-        assert_eq!(fast.tethers.degenerate, slow.tethers, "both skip the same tether projections");
-        assert_eq!(fast.volume.degenerate, slow.volume, "both skip the same volume projections");
+        assert_eq!(
+            fast.kinds[KindId::Tether].degenerate,
+            slow.kinds[KindId::Tether],
+            "both skip the same tether projections"
+        );
+        assert_eq!(
+            fast.kinds[KindId::Volume].degenerate,
+            slow.kinds[KindId::Volume],
+            "both skip the same volume projections"
+        );
         assert_eq!(fast.degenerate(), slow.degenerate, "both skip the same projections");
     }
     assert!(model.particles().all_finite());
@@ -217,7 +227,7 @@ fn all_bits(model: &Model) -> Vec<u64> {
     state_bits(model)
         .into_iter()
         .map(u64::from)
-        .chain(model.tethers().solve_order().map(|(_, lambda)| lambda.to_bits() as u64))
+        .chain(model.sets().tethers.solve_order().map(|(_, lambda)| lambda.to_bits() as u64))
         .chain(model.volumes().iter().map(|v| v.lambda().to_bits()))
         .collect()
 }
@@ -292,7 +302,7 @@ fn one_two_and_three_threads_give_the_same_bits() {
     for scene in [flag, ball] {
         let model = scene.model(scene.settings(2, 4));
         let r = model.report();
-        assert!(r.tethers.constraints > 0 && r.aero_triangles > 0);
+        assert!(r.sets.tethers.constraints > 0 && r.aero_triangles > 0);
         let bake = |threads: usize| {
             let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
             let mut m = model.clone();

@@ -13,8 +13,9 @@
 //! * Bad input is refused with its rule: a scale below 1 or not finite, tethers on a cloth with
 //!   no pin, a compliance too large for the time step.
 
+use weft_core::kinds::KindDescs;
+use weft_core::kinds::tether::{MAX_LENGTH, TetherDesc};
 use weft_core::limits::Limits;
-use weft_core::tether::{MAX_LENGTH, TetherDesc};
 use weft_core::units::{Compliance, Elasticity};
 use weft_core::{BuildError, ClothDesc, EdgeSet, MassSpec, Model, ModelBuilder, Rule, SimSettings};
 use weft_kernels::{KernelPath, StepOptions, step};
@@ -37,7 +38,10 @@ fn strip(n: u32, stretch: f32, tethers: Option<f32>) -> ClothDesc {
             ..EdgeSet::stretch()
         }],
         pins: vec![0],
-        tethers: tethers.map(|scale| TetherDesc { scale, elasticity: Elasticity::RIGID }),
+        kinds: KindDescs {
+            tethers: tethers.map(|scale| TetherDesc { scale, elasticity: Elasticity::RIGID }),
+            ..KindDescs::default()
+        },
         ..ClothDesc::default()
     }
 }
@@ -92,14 +96,14 @@ fn inside_its_bound_a_tether_changes_nothing() {
     let mut cloth = strip(12, 1e-3, None);
     cloth.velocities = Some((0..12).map(|i| [0.01 * (i % 3) as f32, 0.05 * i as f32 / 11.0, 0.0]).collect());
     let mut plain = build(s.clone(), &cloth).unwrap();
-    cloth.tethers = Some(TetherDesc { scale: 1.1, elasticity: Elasticity::RIGID });
+    cloth.kinds.tethers = Some(TetherDesc { scale: 1.1, elasticity: Elasticity::RIGID });
     let mut tethered = build(s, &cloth).unwrap();
-    assert_eq!(tethered.report().tethers.constraints, 11);
+    assert_eq!(tethered.report().sets.tethers.constraints, 11);
     let bits = |m: &Model| positions(m).iter().flatten().map(|c| c.to_bits()).collect::<Vec<_>>();
     for _ in 0..60 {
         run(&mut plain, 1);
         run(&mut tethered, 1);
-        assert!(tethered.tethers().solve_order().all(|(_, lambda)| lambda == 0.0), "a tether acted");
+        assert!(tethered.sets().tethers.solve_order().all(|(_, lambda)| lambda == 0.0), "a tether acted");
         assert!(bits(&plain) == bits(&tethered), "an idle tether moved something");
     }
 }
@@ -122,7 +126,10 @@ fn a_particle_beyond_its_bound_is_pulled_back_onto_it_never_closer() {
                 ..EdgeSet::stretch()
             }],
             pins: vec![0],
-            tethers: tether_compliance.map(|c| TetherDesc { scale: 1.5, elasticity: compliance(c) }),
+            kinds: KindDescs {
+                tethers: tether_compliance.map(|c| TetherDesc { scale: 1.5, elasticity: compliance(c) }),
+                ..KindDescs::default()
+            },
             ..ClothDesc::default()
         };
         build(settings(60.0, 1, 2, [0.0; 3]), &cloth).unwrap()
@@ -131,20 +138,20 @@ fn a_particle_beyond_its_bound_is_pulled_back_onto_it_never_closer() {
     run(&mut free, 1);
     let flown = distance(free.particles().position(1), [0.0; 3]);
     let mut rigid = sling(Some(0.0));
-    let bound = rigid.tethers().solve_order().next().unwrap().0.params[MAX_LENGTH];
+    let bound = rigid.sets().tethers.solve_order().next().unwrap().0.params[MAX_LENGTH];
     assert_eq!(bound, 0.75);
     assert!(flown > 0.8, "the throw leaves the bound: {flown} m");
     for _ in 0..30 {
         run(&mut rigid, 1);
         let d = distance(rigid.particles().position(1), [0.0; 3]);
         assert!((d - bound).abs() <= bound * 1e-6, "a rigid tether leaves it at {d} m, bound {bound} m");
-        assert!(rigid.tethers().solve_order().all(|(_, lambda)| lambda < 0.0), "a tether pushed");
+        assert!(rigid.sets().tethers.solve_order().all(|(_, lambda)| lambda < 0.0), "a tether pushed");
     }
     let mut soft = sling(Some(1e-3));
     run(&mut soft, 1);
     let d = distance(soft.particles().position(1), [0.0; 3]);
     assert!(d > bound && d < flown, "compliant: {d} m, bound {bound} m, untethered {flown} m");
-    assert!(soft.tethers().solve_order().all(|(_, lambda)| lambda < 0.0));
+    assert!(soft.sets().tethers.solve_order().all(|(_, lambda)| lambda < 0.0));
 }
 
 #[test]
@@ -155,14 +162,14 @@ fn unreachable_particles_get_no_tether_and_nearest_pins_win() {
     cloth.positions.extend(second);
     cloth.edge_sets[0].edges.extend((5..9).map(|i| [i, i + 1]));
     let m = build(settings(60.0, 1, 1, [0.0; 3]), &cloth).unwrap();
-    let tethers: Vec<[u32; 2]> = m.tethers().solve_order().map(|(c, _)| c.particles).collect();
+    let tethers: Vec<[u32; 2]> = m.sets().tethers.solve_order().map(|(c, _)| c.particles).collect();
     assert_eq!(tethers.len(), 4, "{tethers:?}");
     assert!(tethers.iter().all(|&[p, pin]| p < 5 && pin == 0));
     // Pinned at both ends, each particle goes to the pin nearer along the strip.
     cloth.pins = vec![0, 4];
     let m = build(settings(60.0, 1, 1, [0.0; 3]), &cloth).unwrap();
     let mut tethers: Vec<([u32; 2], f32)> =
-        m.tethers().solve_order().map(|(c, _)| (c.particles, c.params[MAX_LENGTH])).collect();
+        m.sets().tethers.solve_order().map(|(c, _)| (c.particles, c.params[MAX_LENGTH])).collect();
     tethers.sort_by_key(|t| t.0);
     assert_eq!(tethers, vec![([1, 0], 0.25), ([2, 0], 0.5), ([3, 4], 0.25)], "ties go to the lower pin");
 }
@@ -190,7 +197,7 @@ fn bad_tether_input_is_refused_with_its_rule() {
     assert_eq!(e.location.field, "tether_scale");
     assert!(matches!(e.rule, Rule::MissingPrerequisite { feature: "tethers", .. }), "{e}");
     let mut cloth = strip(4, 0.0, None);
-    cloth.tethers = Some(TetherDesc { scale: 1.0, elasticity: compliance(f32::MAX) });
+    cloth.kinds.tethers = Some(TetherDesc { scale: 1.0, elasticity: compliance(f32::MAX) });
     let e = fails(cloth);
     assert_eq!(e.location.field, "tether_compliance");
     assert!(matches!(e.rule, Rule::TooLargeForTimeStep { .. }), "{e}");

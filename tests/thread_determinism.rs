@@ -18,9 +18,9 @@ fn bake(threads: usize, damping: f32, shuffle: Option<u64>) -> (Vec<u32>, StepSt
     grid.shuffle = shuffle;
     let mut model = grid.model(settings(60.0, 4, 6, [0.3, -9.81, 0.1]));
     let r = model.report();
-    assert!(r.distance.blocks >= 3, "several blocks run in parallel");
+    assert!(r.sets.distance.blocks >= 3, "several blocks run in parallel");
     if shuffle.is_some() {
-        let largest = r.distance.boundary_colours.iter().max().copied().unwrap();
+        let largest = r.sets.distance.boundary_colours.iter().max().copied().unwrap();
         assert!(largest > 4 * CHUNK_BATCHES * 8, "boundary colours span several chunks");
     }
     let stats = pool.install(|| run(&mut model, 30, KernelPath::Simd));

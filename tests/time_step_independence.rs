@@ -12,6 +12,7 @@
 //! This does not promise equal errors for any motion when the step is halved:
 //! finite iterations and inertia still change the dynamics. The test compares settled states.
 
+use weft_core::kinds::KindId;
 use weft_core::limits::Limits;
 use weft_core::units::{Compliance, Elasticity};
 use weft_core::{ClothDesc, EdgeSet, MassSpec, ModelBuilder, SimSettings};
@@ -54,7 +55,7 @@ fn hang(links: u32, substeps: u32, iterations: u32) -> Record {
     let mut residual = 0.0;
     for i in 0..steps {
         let stats = step(&mut m, &StepOptions { residual: i + 1 == steps, ..StepOptions::default() });
-        if let Some(r) = stats.distance.residual {
+        if let Some(r) = stats.kinds[KindId::Distance].residual {
             residual = r.max_abs;
         }
     }

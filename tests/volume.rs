@@ -19,6 +19,7 @@
 //!   simulates bit for bit like the outward one.
 
 use weft_core::grid::{GridDesc, GridPlane};
+use weft_core::kinds::KindId;
 use weft_core::limits::Limits;
 use weft_core::shapes::icosphere;
 use weft_core::topology::unique_edges;
@@ -101,7 +102,7 @@ fn pinned_sphere_keeps_its_volume_under_gravity() {
         one_step(&mut slack);
         worst = worst.max((ratio(&held) - 1.0).abs());
         sagged = sagged.max((ratio_of_triangles(&slack, rest) - 1.0).abs());
-        let r = stats.volume.residual.unwrap();
+        let r = stats.kinds[KindId::Volume].residual.unwrap();
         assert_eq!(r.count, 1);
         assert!(r.max_rel <= 1e-5, "residual {r:?}");
     }

@@ -85,7 +85,12 @@ fn check_limits(model: &Model, options: &BakeOptions) -> Result<(), BakeError> {
         }
     };
     check("particles in the scene", model.particles().len() as u64, limits.max_particles, RAISE_HINT)?;
-    check("constraints in the scene", model.distance().len() as u64, limits.max_constraints, RAISE_HINT)?;
+    check(
+        "constraints in the scene",
+        model.sets().distance.len() as u64,
+        limits.max_constraints,
+        RAISE_HINT,
+    )?;
     // With a strain tolerance, a frame may take up to `max_substeps` time steps.
     let (what, most) = match s.tolerance {
         Some(t) => ("frames × max_substeps time steps", t.max_substeps),
@@ -323,7 +328,7 @@ fn frames(
         particles: report.particles,
         pinned: report.pinned,
         colliders: report.colliders + report.mesh_colliders,
-        constraints: model.distance().len(),
+        constraints: model.sets().distance.len(),
         dropped_at_build: report.dropped_pinned,
         totals: StepStats { dropped_at_build: report.dropped_pinned, ..totals },
         per_frame,

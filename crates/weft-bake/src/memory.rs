@@ -5,6 +5,7 @@ use std::mem::size_of;
 
 use weft_core::Model;
 use weft_core::batches::Batches;
+use weft_core::kinds::{BatchedKind, SetVisitor};
 use weft_core::lanes::Lanes;
 use weft_core::particles::RECORD;
 
@@ -21,6 +22,15 @@ fn set_bytes<const K: usize, const P: usize>(set: &Batches<K, P>) -> u64 {
     set.plan().len() as u64 * per_batch as u64
 }
 
+/// The bytes of every batched set, summed as `KindSets::visit` visits them.
+struct SetBytes(u64);
+
+impl SetVisitor<'_> for SetBytes {
+    fn visit<T: BatchedKind<K, P>, const K: usize, const P: usize>(&mut self, _kind: T, set: &Batches<K, P>) {
+        self.0 += set_bytes(set);
+    }
+}
+
 /// Approximate bytes the model holds in memory: the particle arrays, the lane-packed constraint
 /// sets with their batch plans, the volume and aerodynamic triangles, and the cloths' triangles
 /// (the same arrays a bake steps).
@@ -32,10 +42,10 @@ pub fn model_bytes(model: &Model) -> u64 {
     let cloth_triangles: u64 = model.cloths().iter().map(|c| c.triangles.len() as u64).sum();
     let volume_triangles: u64 = model.volumes().iter().map(|v| v.triangles.len() as u64).sum();
     let aero_triangles = model.aero().triangles.len() as u64;
+    let mut sets = SetBytes(0);
+    model.sets().visit(&mut sets);
     particles * per_particle
-        + set_bytes(model.distance())
-        + set_bytes(model.bending())
-        + set_bytes(model.tethers())
+        + sets.0
         + (cloth_triangles + volume_triangles) * triangle
         + aero_triangles * (triangle + size_of::<[f32; 2]>() as u64)
 }
@@ -59,7 +69,7 @@ const SELF_COLLISION_BYTES_PER_MEMBER: u64 = 4 + 4 + 2 * 8 + 16 + 12 * 4;
 pub fn peak_bytes(model: &Model, caches: usize) -> u64 {
     let particles = model.particles().len() as u64;
     let triangles: u64 = model.cloths().iter().map(|c| c.triangles.len() as u64).sum();
-    let edges = model.distance().len() as u64;
+    let edges = model.sets().distance.len() as u64;
     let record = (RECORD * size_of::<f32>()) as u64;
     let point = size_of::<[f32; 3]>() as u64;
     let measure =

@@ -4,6 +4,7 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
+use weft_core::kinds::KindId;
 use weft_kernels::{KernelPath, Residual, StepStats};
 
 /// What one frame did.
@@ -123,7 +124,7 @@ impl BakeReport {
 
     /// `|C|` of the distance constraints after the last frame.
     pub fn final_residual(&self) -> Residual {
-        self.per_frame.last().and_then(|f| f.step.distance.residual).unwrap_or_default()
+        self.per_frame.last().and_then(|f| f.step.kinds[KindId::Distance].residual).unwrap_or_default()
     }
 }
 

@@ -9,7 +9,10 @@
 //! stretch (one pass over the stretch edges, a few per cent of a frame) and the substep counts are
 //! in every row.
 
+use std::sync::LazyLock;
+
 use weft_core::Model;
+use weft_core::kinds::{Figure, KindId};
 
 use crate::report::FrameStats;
 
@@ -87,22 +90,39 @@ pub const STATS_FILE: &str = "stats.csv";
 ///
 /// Per frame: its number, its time in s, the time steps it kept (`substeps`: the scene's, or, baking
 /// to a strain tolerance, the count chosen for it), the degenerate projections of all its time
-/// steps, then, after its last time step,
-/// for the distance constraints the largest and mean `|C|` (m) and the largest strain `|C|/L`;
-/// for bending the largest and mean `|C|` (rad); for tethers the largest excess beyond a bound
-/// (m); for volume the largest `|V − p·V₀| / (p·V₀)`. A kind the scene does not have reads 0.
+/// steps, then, after its last time step, the residual columns of each constraint kind in registry
+/// order (`weft_core::kinds`; each kind's [`KindInfo::columns`](weft_core::kinds::KindInfo::columns)): for the distance constraints the
+/// largest and mean `|C|` (m) and the largest strain `|C|/L`; for bending the largest and mean
+/// `|C|` (rad); for tethers the largest excess beyond a bound (m); for volume the largest
+/// `|V − p·V₀| / (p·V₀)`. A kind the scene does not have reads 0.
 /// Then the quality of the cloth after the frame ([`weft_core::quality`]): the intersecting
 /// non-adjacent triangle pairs (within each cloth and between cloths), and the largest stretch of
 /// a stretch edge, `|x_a − x_b|/L − 1` (0.01 = 1 % longer than at rest; 0 if none is longer).
-/// Last, the free particles deeper in a collider than half its thickness after the frame
-/// ([`weft_kernels::collider`]; 0 without colliders).
+/// Then the free particles deeper in a collider than half its thickness after the frame
+/// ([`weft_kernels::collider`]; 0 without colliders), and the surface self-collision's contacts,
+/// particles moved back and pairs left over the frame.
 ///
 /// The residual columns, the intersecting pairs and the deep particles are empty in the rows of
 /// frames not measured fully ([`StatsLevel`]).
-pub const STATS_HEADER: &str = "frame,time_s,substeps,degenerate,distance_max_abs_c_m,distance_mean_abs_c_m,\
-distance_max_strain,bending_max_abs_c_rad,bending_mean_abs_c_rad,tether_max_excess_m,volume_max_rel_error,\
-intersecting_triangle_pairs,max_stretch,collider_deep_particles,surface_contacts,surface_reverted,\
-surface_unresolved";
+pub static STATS_HEADER: LazyLock<String> = LazyLock::new(|| {
+    let kinds = KindId::ALL.iter().flat_map(|k| k.info().columns).map(|c| c.name);
+    let columns: Vec<&str> = ["frame", "time_s", "substeps", "degenerate"]
+        .into_iter()
+        .chain(kinds)
+        .chain(QUALITY_COLUMNS)
+        .collect();
+    columns.join(",")
+});
+
+/// The columns of [`STATS_FILE`] after the constraint kinds' (see [`STATS_HEADER`]).
+const QUALITY_COLUMNS: [&str; 6] = [
+    "intersecting_triangle_pairs",
+    "max_stretch",
+    "collider_deep_particles",
+    "surface_contacts",
+    "surface_reverted",
+    "surface_unresolved",
+];
 
 /// What the quality columns of [`STATS_FILE`] measure: every cloth's triangles (model indices) and
 /// stretch edges with their rest lengths, gathered once per bake, and the buffers of the
@@ -124,9 +144,9 @@ impl Quality {
             triangles.extend(c.triangles.iter().map(|t| t.map(|i| i + offset)));
         }
         let (mut edges, mut rest) = (Vec::new(), Vec::new());
-        for (packed, _) in model.distance().solve_order() {
-            let c = weft_core::distance::DistanceConstraint::from_packed(&packed);
-            if c.kind == weft_core::distance::DistanceKind::Stretch {
+        for (packed, _) in model.sets().distance.solve_order() {
+            let c = weft_core::kinds::distance::DistanceConstraint::from_packed(&packed);
+            if c.kind == weft_core::kinds::distance::DistanceKind::Stretch {
                 edges.push(c.particles);
                 rest.push(c.rest_length);
             }
@@ -173,34 +193,35 @@ pub fn stats_row(f: &FrameStats) -> String {
     fn field<T: std::fmt::Debug>(value: Option<T>) -> String {
         value.map_or_else(String::new, |v| format!("{v:?}"))
     }
-    let r = |k: &weft_kernels::KindStats| k.residual;
-    let (d, b, t, v) = (r(&f.step.distance), r(&f.step.bending), r(&f.step.tethers), r(&f.step.volume));
-    format!(
-        "{},{:?},{},{},{},{},{},{},{},{},{},{},{:?},{},{},{},{}\n",
-        f.frame,
-        f.time,
-        f.substeps,
-        f.step.degenerate(),
-        field(d.map(|d| d.max_abs)),
-        field(d.map(|d| d.mean_abs())),
-        field(d.map(|d| d.max_rel)),
-        field(b.map(|b| b.max_abs)),
-        field(b.map(|b| b.mean_abs())),
-        field(t.map(|t| t.max_abs)),
-        field(v.map(|v| v.max_rel)),
+    let mut row = format!("{},{:?},{},{}", f.frame, f.time, f.substeps, f.step.degenerate());
+    for (kind, stats) in f.step.kinds.iter() {
+        for column in kind.info().columns {
+            row.push(',');
+            row.push_str(&match (column.value, stats.residual) {
+                (_, None) => String::new(),
+                (Figure::MaxAbs, Some(r)) => field(Some(r.max_abs)),
+                (Figure::MeanAbs, Some(r)) => field(Some(r.mean_abs())),
+                (Figure::MaxRel, Some(r)) => field(Some(r.max_rel)),
+            });
+        }
+    }
+    let s = &f.step.surface;
+    let quality = format!(
+        ",{},{:?},{},{},{},{}\n",
         field(f.intersections),
         f.max_stretch,
         field(f.step.colliders.deep),
-        f.step.surface.contacts,
-        f.step.surface.reverted,
-        f.step.surface.unresolved
-    )
+        s.contacts,
+        s.reverted,
+        s.unresolved
+    );
+    row + &quality
 }
 
 /// The whole text of [`STATS_FILE`] for these frames: [`STATS_HEADER`], then one
 /// [`stats_row`] per frame.
 pub fn stats_csv(per_frame: &[FrameStats]) -> String {
-    let mut s = format!("{STATS_HEADER}\n");
+    let mut s = format!("{}\n", *STATS_HEADER);
     for f in per_frame {
         s.push_str(&stats_row(f));
     }
@@ -215,11 +236,9 @@ mod tests {
     #[test]
     fn stats_rows_are_exact() {
         let residual = Residual { max_abs: 0.5, sum_abs: 0.75, max_rel: 0.25, sum_rel: 0.5, count: 3 };
-        let mut step = StepStats {
-            distance: weft_kernels::KindStats { degenerate: 2, residual: Some(residual) },
-            ..StepStats::default()
-        };
-        step.bending.degenerate = 1;
+        let mut step = StepStats::default();
+        step.kinds[KindId::Distance] = weft_kernels::KindStats { degenerate: 2, residual: Some(residual) };
+        step.kinds[KindId::Bending].degenerate = 1;
         let rows = [FrameStats {
             frame: 1,
             time: 0.1,
@@ -229,20 +248,36 @@ mod tests {
             max_stretch: 0.125,
         }];
         // Kinds the frame measured and the scene lacks read 0; what it did not measure is empty.
-        step.bending.residual = Some(Residual::default());
-        step.tethers.residual = Some(Residual::default());
-        step.volume.residual = Some(Residual::default());
+        for kind in [KindId::Bending, KindId::Tether, KindId::Volume] {
+            step.kinds[kind].residual = Some(Residual::default());
+        }
         step.colliders.deep = Some(0);
         let measured = FrameStats { frame: 2, step, ..rows[0] };
         let unmeasured = FrameStats { frame: 3, step: StepStats::default(), intersections: None, ..rows[0] };
         assert_eq!(
             stats_csv(&[rows[0], measured, unmeasured]),
             format!(
-                "{STATS_HEADER}\n1,0.1,16,3,0.5,0.25,0.25,,,,,4,0.125,,0,0,0\n\
+                "{}\n1,0.1,16,3,0.5,0.25,0.25,,,,,4,0.125,,0,0,0\n\
                  2,0.1,16,3,0.5,0.25,0.25,0.0,0.0,0.0,0.0,4,0.125,0,0,0,0\n\
-                 3,0.1,16,0,,,,,,,,,0.125,,0,0,0\n"
+                 3,0.1,16,0,,,,,,,,,0.125,,0,0,0\n",
+                *STATS_HEADER
             )
         );
+    }
+
+    #[test]
+    fn the_header_lists_the_kinds_columns_in_registry_order() {
+        let header: Vec<&str> = STATS_HEADER.split(',').collect();
+        assert_eq!(header[..4], ["frame", "time_s", "substeps", "degenerate"]);
+        assert_eq!(header[header.len() - QUALITY_COLUMNS.len()..], QUALITY_COLUMNS);
+        let kinds: Vec<&str> = KindId::ALL.iter().flat_map(|k| k.info().columns).map(|c| c.name).collect();
+        assert_eq!(header[4..header.len() - QUALITY_COLUMNS.len()], kinds);
+        // The distance constraints' columns come first, as they always have.
+        assert_eq!(kinds[..3], ["distance_max_abs_c_m", "distance_mean_abs_c_m", "distance_max_strain"]);
+        let mut unique = header.clone();
+        unique.sort_unstable();
+        unique.dedup();
+        assert_eq!(unique.len(), header.len(), "column names are unique");
     }
 
     #[test]

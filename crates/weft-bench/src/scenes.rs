@@ -1,10 +1,10 @@
 //! The scenes the benchmarks measure, built in code: hanging grid cloths (the pile is
 //! [`crate::pile`]).
 
-use weft_core::bending::BendingDesc;
 use weft_core::grid::{GridDesc, GridPlane};
+use weft_core::kinds::bending::BendingDesc;
+use weft_core::kinds::tether::TetherDesc;
 use weft_core::limits::Limits;
-use weft_core::tether::TetherDesc;
 use weft_core::units::{Compliance, Elasticity};
 use weft_core::{EdgeSet, MassSpec, Model, ModelBuilder, SimSettings};
 
@@ -46,8 +46,8 @@ pub(crate) fn hanging_builder(n: u32, full: bool) -> anyhow::Result<ModelBuilder
         .into_cloth("bench", MassSpec::Density(0.2), compliance(1e-8)?, compliance(1e-6)?);
     cloth.pins = vec![grid.corners()[2], grid.corners()[3]];
     if full {
-        cloth.bending = Some(BendingDesc { elasticity: compliance(1.0)?, damping: 0.0 });
-        cloth.tethers = Some(TetherDesc { scale: 1.05, elasticity: Elasticity::RIGID });
+        cloth.kinds.bending = Some(BendingDesc { elasticity: compliance(1.0)?, damping: 0.0 });
+        cloth.kinds.tethers = Some(TetherDesc { scale: 1.05, elasticity: Elasticity::RIGID });
     }
     let mut builder = ModelBuilder::new(settings, Limits::default())?;
     builder.add_cloth(&cloth)?;
@@ -80,7 +80,7 @@ pub fn comparison_grid(n: u32, frames: u32) -> anyhow::Result<Model> {
     // Every triangle edge once, as one stretch set (a grid's own sets have both diagonals).
     let edges = weft_core::topology::unique_edges(&cloth.triangles);
     cloth.edge_sets = vec![EdgeSet { edges, elasticity: Elasticity::RIGID, ..EdgeSet::stretch() }];
-    cloth.bending = Some(BendingDesc { elasticity: Elasticity::RIGID, damping: 0.0 });
+    cloth.kinds.bending = Some(BendingDesc { elasticity: Elasticity::RIGID, damping: 0.0 });
     cloth.pins = vec![grid.corners()[2], grid.corners()[3]];
     let mut builder = ModelBuilder::new(settings, Limits::default())?;
     builder.add_cloth(&cloth)?;

@@ -49,7 +49,7 @@ fn rows(
             "  {n}×{n} grid, 1 kg particles, {} distance + {} bending constraints (rigid), 60 fps, \
              {COMPARISON_SUBSTEPS} substeps × 1 iteration, {frames} frames:",
             r.stretch + r.shear,
-            r.bending.constraints
+            r.sets.bending.constraints
         )?;
         for &t in &thread_counts {
             let pool = pool(t)?;

@@ -13,9 +13,10 @@
 //!   thread. The sweeps of a round run in one team, as a step runs its iterations. (The reference
 //!   solver is not part of the product: its figures are in the criterion benches, `cargo bench
 //!   --bench kernels` from the repository root.);
-//! * **bending and tether projections per second** on a 128×128 hanging cloth with bending and
-//!   tethers, after it has fallen for a while (so hinges are bent and tethers taut): the scalar
-//!   twin and the SIMD kernels, each on one thread, and their ratio;
+//! * **projections per second of every other batched kind** (bending, tethers, any kind of the
+//!   registry the bench cloth has) on a 128×128 hanging cloth with bending and tethers, after it
+//!   has fallen for a while (so hinges are bent and tethers taut): the scalar twin and the SIMD
+//!   kernels, each on one thread, and their ratio;
 //! * **milliseconds per frame** of whole time steps (prediction, iterations, velocity update) on
 //!   hanging 128×128 and 512×512 cloths, on one thread and on all threads, with the parameters.
 //! * **self-collision**: milliseconds per frame of the collapsed cloth pile of
@@ -41,13 +42,13 @@ use std::time::Instant;
 use anyhow::Context as _;
 use rayon::{ThreadPool, ThreadPoolBuilder};
 use weft_bake::stats::Quality;
+use weft_core::batches::Batches;
+use weft_core::kinds::distance::Distance;
+use weft_core::kinds::{BatchedKind, KindId, SetVisitorMut};
 use weft_core::limits::Limits;
 use weft_core::self_collision::SelfCollisionMode;
 use weft_core::{Model, ModelBuilder, SimSettings};
-use weft_kernels::bending::Bending;
-use weft_kernels::distance::Distance;
 use weft_kernels::schedule::solve;
-use weft_kernels::tether::Tether;
 use weft_kernels::{KernelPath, StepOptions, Stepper};
 
 use crate::accuracy::{DEMO_FLAG, FINE_CLOTH, QUICK_CLOTH, time_to_accuracy_rows};
@@ -153,54 +154,62 @@ fn kernel_sweep<'a>(model: &Model, path: KernelPath, pool: &'a ThreadPool) -> Sw
         let parts = model.parts_mut();
         let p = parts.particles;
         let moves = &mut moves;
-        let (lanes, lambda) = parts.distance.lanes_and_lambda_mut();
+        let (lanes, lambda) = parts.sets.distance.lanes_and_lambda_mut();
         pool.install(|| {
             // All sweeps of a round in one team, as a time step runs its iterations.
             let start = Instant::now();
-            solve(&Distance, &lanes, lambda, p.positions, moves, p.prev_positions, &step, path, sweeps);
+            solve(Distance, &lanes, lambda, p.positions, moves, p.prev_positions, &step, path, sweeps);
             start.elapsed().as_secs_f64()
         })
     })
 }
 
-/// A constraint kind with its own kernel, for the per-kind rows.
-#[derive(Debug, Clone, Copy)]
-enum Kind {
-    Bending,
-    Tethers,
+/// `sweeps` solver iterations of the set of kind `kind` (and of no other), as
+/// [`SetVisitorMut`] reaches it.
+struct SolveOne<'m> {
+    kind: KindId,
+    positions: &'m mut [weft_kernels::records::Record],
+    moves: &'m mut [weft_kernels::records::Record],
+    prev: &'m [weft_kernels::records::Record],
+    step: weft_core::settings::TimeStep,
+    path: KernelPath,
+    sweeps: usize,
+}
+
+impl SetVisitorMut<'_> for SolveOne<'_> {
+    fn visit<T: BatchedKind<K, P>, const K: usize, const P: usize>(
+        &mut self,
+        kind: T,
+        set: &mut Batches<K, P>,
+    ) {
+        if T::ID == self.kind {
+            let (lanes, lambda) = set.lanes_and_lambda_mut();
+            let (x, d, prev, step) = (&mut *self.positions, &mut *self.moves, self.prev, &self.step);
+            solve(kind, &lanes, lambda, x, d, prev, step, self.path, self.sweeps);
+        }
+    }
 }
 
 /// A sweep of one kind's kernels over a copy of `model`, on `pool`.
-fn kind_sweep<'a>(model: &Model, kind: Kind, path: KernelPath, pool: &'a ThreadPool) -> Sweep<'a> {
+fn kind_sweep<'a>(model: &Model, kind: KindId, path: KernelPath, pool: &'a ThreadPool) -> Sweep<'a> {
     let mut model = model.clone();
     let step = model.settings().time_step();
     let mut moves = vec![[0.0; 4]; model.particles().positions().len()];
     Box::new(move |sweeps| {
         let parts = model.parts_mut();
         let p = parts.particles;
-        let moves = &mut moves;
+        let mut one = SolveOne {
+            kind,
+            positions: p.positions,
+            moves: &mut moves,
+            prev: p.prev_positions,
+            step,
+            path,
+            sweeps,
+        };
         pool.install(|| {
             let start = Instant::now();
-            match kind {
-                Kind::Bending => {
-                    let (lanes, lambda) = parts.bending.lanes_and_lambda_mut();
-                    solve(
-                        &Bending,
-                        &lanes,
-                        lambda,
-                        p.positions,
-                        moves,
-                        p.prev_positions,
-                        &step,
-                        path,
-                        sweeps,
-                    );
-                }
-                Kind::Tethers => {
-                    let (lanes, lambda) = parts.tethers.lanes_and_lambda_mut();
-                    solve(&Tether, &lanes, lambda, p.positions, moves, p.prev_positions, &step, path, sweeps);
-                }
-            }
+            parts.sets.visit_mut(&mut one);
             start.elapsed().as_secs_f64()
         })
     })
@@ -228,7 +237,8 @@ fn sweeps_for(probe: &mut Sweep<'_>) -> usize {
     ((0.04 / seconds).ceil() as usize).clamp(1, 10_000)
 }
 
-/// Runs the bending and tether rows on an `n × n` hanging cloth that has fallen for 0.25 s.
+/// Runs the rows of every batched kind but distance on an `n × n` hanging cloth that has fallen
+/// for 0.25 s.
 fn kind_rows(n: u32, rounds: usize, out: &mut String) -> anyhow::Result<()> {
     let mut model = hanging_cloth(n, true)?;
     let one = pool(1)?;
@@ -237,22 +247,19 @@ fn kind_rows(n: u32, rounds: usize, out: &mut String) -> anyhow::Result<()> {
             weft_kernels::step(&mut model, &StepOptions::default());
         }
     });
-    for (kind, name, count) in
-        [(Kind::Bending, "bending", model.bending().len()), (Kind::Tethers, "tether", model.tethers().len())]
-    {
+    // Every batched kind but distance (which has rows of its own), on the cloth that has them all.
+    let reports = model.report().sets.clone();
+    for (kind, set) in reports.iter().filter(|(kind, set)| *kind != KindId::Distance && set.constraints > 0) {
+        let (name, count) = (kind.info().name, set.constraints);
         let mut variants: Vec<(String, Sweep<'_>)> = vec![
             ("scalar twin, 1 thread".into(), kind_sweep(&model, kind, KernelPath::Scalar, &one)),
             ("SIMD, 1 thread".into(), kind_sweep(&model, kind, KernelPath::Simd, &one)),
         ];
         let sweeps = sweeps_for(&mut variants[0].1);
         let series = measure(&mut variants, sweeps, rounds);
-        let set = match kind {
-            Kind::Bending => &model.report().bending,
-            Kind::Tethers => &model.report().tethers,
-        };
         writeln!(
             out,
-            "\n{n}×{n} hanging cloth: {count} {name} constraints in {} blocks + {} across blocks, \
+            "\n{n}×{n} hanging cloth, {name}: {count} constraints in {} blocks + {} across blocks, \
              {:.1}% lane fill; {sweeps} sweeps per round, {rounds} rounds",
             set.blocks,
             set.boundary_colours.iter().sum::<usize>(),
@@ -271,7 +278,7 @@ fn kind_rows(n: u32, rounds: usize, out: &mut String) -> anyhow::Result<()> {
 /// Runs the distance-projection rows for an `n × n` grid.
 fn distance_rows(n: u32, rounds: usize, threads: usize, out: &mut String) -> anyhow::Result<()> {
     let model = hanging_grid(n)?;
-    let constraints = model.distance().len();
+    let constraints = model.sets().distance.len();
     let (one, all) = (pool(1)?, pool(threads)?);
     let mut variants: Vec<(String, Sweep<'_>)> = vec![
         ("scalar twin, 1 thread".into(), kernel_sweep(&model, KernelPath::Scalar, &one)),
@@ -281,15 +288,15 @@ fn distance_rows(n: u32, rounds: usize, threads: usize, out: &mut String) -> any
     // Enough sweeps per round that the slowest variant (the scalar twin) takes about 40 ms.
     let sweeps = sweeps_for(&mut variants[0].1);
     let series = measure(&mut variants, sweeps, rounds);
-    let fill = model.report().distance.fill * 100.0;
+    let fill = model.report().sets.distance.fill * 100.0;
     let r = model.report();
-    let boundary: usize = r.distance.boundary_colours.iter().sum();
+    let boundary: usize = r.sets.distance.boundary_colours.iter().sum();
     writeln!(
         out,
         "\n{n}×{n} grid: {constraints} distance constraints (stretch + shear) in {} blocks \
          (≤ {} colours each) + {boundary} across blocks, {fill:.1}% lane fill; {sweeps} sweeps per \
          round, {rounds} rounds",
-        r.distance.blocks, r.distance.block_colours
+        r.sets.distance.blocks, r.sets.distance.block_colours
     )?;
     writeln!(out, "  {:<34} {:>12} {:>12}", "variant", "Mproj/s", "ms/sweep")?;
     for s in &series {
@@ -338,7 +345,7 @@ fn frame_rows(n: u32, rounds: usize, threads: usize, out: &mut String) -> anyhow
         "  {n}×{n} hanging cloth ({} particles, {} constraints; 60 fps, {SUBSTEPS} substeps, \
          {ITERATIONS} iterations): {:.2} ms/frame on 1 thread, {:.2} ms/frame on {threads} ({ratio:.2}×)",
         runs[0].0.particles().len(),
-        runs[0].0.distance().len(),
+        runs[0].0.sets().distance.len(),
         t1 * 1e3,
         tn * 1e3,
     )?;
@@ -621,7 +628,7 @@ pub fn run(options: &BenchOptions) -> anyhow::Result<String> {
         }
     }
     if wanted(Section::Kinds) {
-        writeln!(out, "\nbending and tether constraint projections")?;
+        writeln!(out, "\nconstraint projections of the other batched kinds")?;
         kind_rows(sizes[0], rounds, &mut out)?;
     }
     if wanted(Section::Steps) {

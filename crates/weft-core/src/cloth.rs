@@ -4,10 +4,9 @@
 //! module; it depends on neither.
 
 use crate::aero::AeroDesc;
-use crate::bending::BendingDesc;
-use crate::distance::{DistanceConstraint, DistanceKind};
 use crate::error::{BuildError, ClothRef, Location, Rule};
-use crate::tether::TetherDesc;
+use crate::kinds::KindDescs;
+use crate::kinds::distance::{DistanceConstraint, DistanceKind};
 use crate::topology::MeshTopology;
 use crate::units::Elasticity;
 use crate::volume::VolumeDesc;
@@ -105,10 +104,10 @@ pub struct ClothDesc {
     pub edge_sets: Vec<EdgeSet>,
     /// Pinned particles (inverse mass 0). Repeats are allowed.
     pub pins: Vec<u32>,
-    /// Bending between the triangles of each interior edge (needs triangles).
-    pub bending: Option<BendingDesc>,
-    /// Tethers from every free particle to its nearest pin (needs pins and edges).
-    pub tethers: Option<TetherDesc>,
+    /// The batched constraint kinds beyond its edge sets, one field per kind of the registry
+    /// ([`crate::kinds`]): bending between the triangles of each interior edge (needs
+    /// triangles), tethers from every free particle to its nearest pin (needs pins and edges).
+    pub kinds: KindDescs,
     /// A volume (pressure) constraint (needs a closed, consistently oriented surface).
     pub volume: Option<VolumeDesc>,
     /// Drag and lift of the triangles in the wind (needs triangles).
@@ -138,26 +137,27 @@ pub enum NonManifold {
 
 /// What a constraint kind's builder gets to see of a cloth being added. Indices in `desc` are
 /// local to the cloth; the kinds return global ones (`offset +` local).
-pub(crate) struct ClothContext<'a> {
+#[derive(Debug, Clone, Copy)]
+pub struct ClothContext<'a> {
     /// The cloth.
-    pub(crate) desc: &'a ClothDesc,
+    pub desc: &'a ClothDesc,
     /// Its position in the scene.
-    pub(crate) ordinal: usize,
+    pub ordinal: usize,
     /// Global index of its particle 0.
-    pub(crate) offset: u32,
+    pub offset: u32,
     /// Which of its particles are pinned.
-    pub(crate) pinned: &'a [bool],
+    pub pinned: &'a [bool],
     /// The model's time step.
-    pub(crate) time_step: crate::settings::TimeStep,
+    pub time_step: crate::settings::TimeStep,
     /// Topology of its triangles (empty when it has none).
-    pub(crate) topology: &'a MeshTopology,
-    /// Its stretch and shear constraints, local indices.
-    pub(crate) distance: &'a [DistanceConstraint],
+    pub topology: &'a MeshTopology,
+    /// Its stretch and shear constraints, as the builder checked them, local indices.
+    pub distance: &'a [DistanceConstraint],
 }
 
 impl ClothContext<'_> {
     /// An error at `field[index]` of this cloth.
-    pub(crate) fn error(&self, field: &'static str, index: Option<usize>, rule: Rule) -> BuildError {
+    pub fn error(&self, field: &'static str, index: Option<usize>, rule: Rule) -> BuildError {
         ClothErrors { ordinal: self.ordinal, name: &self.desc.name }.at(field, index, rule)
     }
 }

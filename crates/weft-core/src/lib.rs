@@ -7,10 +7,12 @@
 //! * [`units`]: [`Compliance`](units::Compliance) and [`Stiffness`](units::Stiffness) as distinct
 //!   types with units.
 //! * [`particles`]: positions, previous positions, velocities and inverse masses as arrays.
+//! * [`kinds`]: the registry of constraint kinds, and the batched kinds themselves —
+//!   [`kinds::distance`] (stretch, shear), [`kinds::bending`] (dihedral angles),
+//!   [`kinds::tether`] (long-range attachments) — each with its rules and its projection written
+//!   once for SIMD lanes and one constraint ([`lanes::Real`]).
 //! * [`batches`]: constraints of one kind packed in SIMD batches by a plan, with `λ`.
-//! * [`distance`]: distance constraints (stretch, shear); [`bending`]: dihedral angles;
-//!   [`tether`]: long-range attachments; [`volume`]: pressure of closed cloths; [`aero`]: drag
-//!   and lift in the wind.
+//! * [`volume`]: pressure of closed cloths; [`aero`]: drag and lift in the wind.
 //! * [`colouring`]: deterministic greedy colouring and SIMD batch packing, with its invariant.
 //! * [`cloth`]: [`ClothDesc`], a cloth as a scene describes it;
 //! * [`builder`]: [`ModelBuilder`] checks every rule of the bad-input policy and returns
@@ -26,16 +28,15 @@
 
 pub mod aero;
 pub mod batches;
-pub mod bending;
 pub mod binding;
 pub mod builder;
 pub mod cloth;
 pub mod collider;
 pub mod colouring;
-pub mod distance;
 pub mod error;
 pub mod follow;
 pub mod grid;
+pub mod kinds;
 pub mod lanes;
 pub mod limits;
 pub mod mesh;
@@ -50,7 +51,6 @@ pub mod self_collision;
 pub mod settings;
 pub mod shapes;
 pub mod surface_collision;
-pub mod tether;
 pub mod topology;
 pub mod units;
 pub mod volume;

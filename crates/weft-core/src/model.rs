@@ -4,12 +4,10 @@ use std::ops::Range;
 
 use crate::aero::AeroModel;
 use crate::batches::Batches;
-use crate::bending::BendingBatches;
 use crate::collider::Collider;
-use crate::distance::DistanceBatches;
+use crate::kinds::{KindSets, SetReports};
 use crate::particles::{Particles, ParticlesMut};
 use crate::settings::SimSettings;
-use crate::tether::TetherBatches;
 use crate::volume::VolumeConstraint;
 
 /// One cloth of the model: its particles are a contiguous range of the model's.
@@ -79,12 +77,8 @@ pub struct BuildReport {
     pub shear: usize,
     /// Distance constraints left out because both particles are pinned (they can never move).
     pub dropped_pinned: usize,
-    /// Layout of the distance constraints (stretch and shear).
-    pub distance: SetReport,
-    /// Layout of the bending constraints.
-    pub bending: SetReport,
-    /// Layout of the tethers.
-    pub tethers: SetReport,
+    /// Layout of each batched constraint set.
+    pub sets: SetReports,
     /// Volume constraints (one per closed cloth that asks for one).
     pub volumes: usize,
     /// Triangles with aerodynamics.
@@ -102,9 +96,7 @@ pub struct BuildReport {
 pub struct Model {
     pub(crate) settings: SimSettings,
     pub(crate) particles: Particles,
-    pub(crate) distance: DistanceBatches,
-    pub(crate) bending: BendingBatches,
-    pub(crate) tethers: TetherBatches,
+    pub(crate) sets: KindSets,
     pub(crate) volumes: Vec<VolumeConstraint>,
     pub(crate) aero: AeroModel,
     pub(crate) colliders: Vec<Collider>,
@@ -124,12 +116,8 @@ pub struct ModelMut<'a> {
     pub settings: &'a SimSettings,
     /// Particle state.
     pub particles: ParticlesMut<'a>,
-    /// Distance constraints (stretch, shear).
-    pub distance: &'a mut DistanceBatches,
-    /// Bending constraints.
-    pub bending: &'a mut BendingBatches,
-    /// Tethers.
-    pub tethers: &'a mut TetherBatches,
+    /// The batched constraint sets, one per kind.
+    pub sets: &'a mut KindSets,
     /// Volume constraints.
     pub volumes: &'a mut [VolumeConstraint],
     /// Aerodynamic triangles.
@@ -159,19 +147,9 @@ impl Model {
         &self.particles
     }
 
-    /// Distance constraints (stretch and shear).
-    pub fn distance(&self) -> &DistanceBatches {
-        &self.distance
-    }
-
-    /// Bending constraints.
-    pub fn bending(&self) -> &BendingBatches {
-        &self.bending
-    }
-
-    /// Tethers.
-    pub fn tethers(&self) -> &TetherBatches {
-        &self.tethers
+    /// The batched constraint sets, one per kind of the registry ([`crate::kinds`]).
+    pub fn sets(&self) -> &KindSets {
+        &self.sets
     }
 
     /// Volume constraints.
@@ -245,9 +223,7 @@ impl Model {
         ModelMut {
             settings: &self.settings,
             particles: self.particles.state_mut(),
-            distance: &mut self.distance,
-            bending: &mut self.bending,
-            tethers: &mut self.tethers,
+            sets: &mut self.sets,
             volumes: &mut self.volumes,
             aero: &self.aero,
             colliders: &self.colliders,

@@ -18,6 +18,17 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use crate::error::{BuildError, Rule, widen};
 use crate::limits::RAISE_HINT;
 
+/// What the output says of particle self-collision (a phased kind of the registry,
+/// [`crate::kinds`]): its contacts have no residual, only degenerate projections (two particles
+/// closer than 1 µm, with no normal).
+pub const INFO: crate::kinds::KindInfo = crate::kinds::KindInfo {
+    name: "self-collision",
+    unit: "m",
+    columns: &[],
+    summary: crate::kinds::SummaryLine::None,
+    example: &[],
+};
+
 /// Field naming the switch in errors and scenes.
 pub const SWITCH_FIELD: &str = "self_collision";
 /// Field naming the thickness in errors and scenes.

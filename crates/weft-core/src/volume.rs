@@ -34,7 +34,22 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use crate::cloth::ClothContext;
 use crate::error::{BuildError, Rule, widen};
+use crate::kinds::{Column, Figure, KindInfo, Plot, SummaryLine};
 use crate::units::Elasticity;
+
+/// What the output says of the volume constraints (a phased kind of the registry,
+/// [`crate::kinds`]): the largest `|V − p·V₀|/(p·V₀)` after a frame.
+pub const INFO: KindInfo = KindInfo {
+    name: "volume",
+    unit: "m³",
+    columns: &[Column {
+        name: "volume_max_rel_error",
+        value: Figure::MaxRel,
+        plot: Some(Plot { title: "Volume: largest relative error", axis: "error (%)", scale: 100.0 }),
+    }],
+    summary: SummaryLine::RelativeError,
+    example: &[],
+};
 
 /// Particles or triangles per work item of the volume kernels (fixed, so the reduction order
 /// depends on the cloth, never on the thread count).

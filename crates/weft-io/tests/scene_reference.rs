@@ -13,11 +13,14 @@
 //! The contexts (which shape a key needs, which key turns a constraint kind on, which key fixes
 //! the substep count) are the only
 //! knowledge of the keys in this file; the keys and their defaults come from the code and from the
-//! reference.
+//! reference. A batched constraint kind's keys take their context from the registry: the scene in
+//! the fixed mode (some defaults differ baking to a tolerance) with the kind's example items
+//! (`KindInfo::example`) but the key itself; a switch without them (they would turn it on).
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
+use weft_core::kinds::{KeyType, KindId};
 use weft_core::limits::Limits;
 use weft_io::parse_scene;
 
@@ -220,6 +223,20 @@ fn context(table: &str, key: &str) -> Scene {
             _ => base,
         },
         "simulation.wind" => base.set("simulation.wind", &["time = 0.0", "velocity = [1.0, 0.0, 0.0]"]),
+        "cloth" if kind_key(key).is_some() => {
+            let (kind, ty) = kind_key(key).unwrap();
+            let on: Vec<&str> = match ty {
+                KeyType::Switch => Vec::new(),
+                KeyType::Number => kind
+                    .info()
+                    .example
+                    .iter()
+                    .copied()
+                    .filter(|i| !i.starts_with(&format!("{key} =")))
+                    .collect(),
+            };
+            base.add("simulation", &["substeps = 4"]).add("cloth", &on)
+        }
         "cloth" => {
             let s = match key {
                 "positions" | "shear" | "pin_corners" | "warp_compliance" | "warp_stiffness"
@@ -227,15 +244,9 @@ fn context(table: &str, key: &str) -> Scene {
                 "object" | "non_manifold" | "cache_proxy" => {
                     base.set("cloth", &["name = \"c\"", "mesh = \"quad.obj\"", "pins = [0]"])
                 }
-                // Baking to a tolerance, a pinned cloth is tethered by default at another scale:
-                // the documented defaults are those of the fixed mode.
-                "tethers" | "tether_scale" | "tether_compliance" => base.add("simulation", &["substeps = 4"]),
                 _ => base,
             };
             let on: &[&str] = match key {
-                "bending_damping" => &["bending_compliance = 1.0"],
-                "tether_scale" => &["tether_compliance = 0.001"],
-                "tether_compliance" => &["tether_scale = 1.5"],
                 "pressure" => &["volume_compliance = 0.001"],
                 "volume_compliance" => &["pressure = 1.5"],
                 "drag" => &["lift = 0.5"],
@@ -276,6 +287,11 @@ fn context(table: &str, key: &str) -> Scene {
             .set("collider.keys", &["time = 0.0"]),
         other => panic!("no context for table '{other}'"),
     }
+}
+
+/// The batched kind whose key `key` is, with the key's type.
+fn kind_key(key: &str) -> Option<(KindId, KeyType)> {
+    KindId::ALL.iter().find_map(|&k| k.keys().iter().find(|(name, _)| *name == key).map(|&(_, ty)| (k, ty)))
 }
 
 /// The keys the code accepts in `table`: from serde's message for an unknown key.

@@ -5,13 +5,11 @@
 //!
 //! * [`stepper`]: the time step as a [`Stepper`], which keeps its buffers between steps and runs
 //!   the step as a numbered list of stages on one [`team`] of the pool's threads.
-//! * [`schedule`]: the [`BatchedKind`](schedule::BatchedKind) trait and the one driver for every
-//!   kind solved in colour batches: blocks in parallel, boundary colours in fixed chunks, the
-//!   serial list; the split depends on the scene, so results are bit-identical for any thread
-//!   count.
-//! * [`distance`] (stretch, shear), [`bending`] (dihedral angles), [`tether`] (long-range
-//!   attachments): the batched kinds, each a kernel body written once for SIMD lanes and for one
-//!   constraint at a time.
+//! * [`schedule`]: the one driver for every kind solved in colour batches (the batched kinds of
+//!   `weft_core::kinds`, each a projection written once for SIMD lanes and for one constraint at
+//!   a time): the generic gather, project and scatter, blocks in parallel, boundary colours in
+//!   fixed chunks, the serial list; the split depends on the scene, so results are bit-identical
+//!   for any thread count.
 //! * [`volume`] (pressure), [`aero`] (drag and lift), [`self_collision`], [`collider`] (analytic
 //!   colliders and their friction) and [`mesh_collider`] (triangle-mesh colliders): the other
 //!   kinds, each with its own team phases.
@@ -31,9 +29,7 @@
 //! SIMD levels all give the same bits.
 
 pub mod aero;
-pub mod bending;
 pub mod collider;
-pub mod distance;
 pub mod integrate;
 pub mod lane;
 pub mod mesh_collider;
@@ -45,7 +41,6 @@ pub mod stats;
 pub mod stepper;
 pub mod surface_collision;
 pub mod team;
-pub mod tether;
 pub mod volume;
 
 pub use lane::SIMD_WIDTH;

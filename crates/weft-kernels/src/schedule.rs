@@ -1,5 +1,5 @@
-//! Running a [`BatchPlan`](weft_core::colouring::BatchPlan): the order and the threads, for any
-//! batched constraint kind, and the [`BatchedKind`] trait a kind implements to be run.
+//! Running a [`BatchPlan`](weft_core::colouring::BatchPlan): the order and the threads, and the
+//! generic shell around the projection of any batched constraint kind ([`BatchedKind`]).
 //!
 //! One solver iteration over a constraint set is three stages, each one phase of the step's
 //! team (see [`crate::team`]):
@@ -19,28 +19,29 @@
 //! batch for an odd one out; the scalar path runs the same kernel body one lane at a time.
 
 //!
-//! # A batched kind
+//! # The generic shell
 //!
-//! A kind (distance, bending, tethers) is a unit type implementing [`BatchedKind`]: it projects
-//! a run of batches with the kernel variant that fits its lanes (see [`BatchKernel`], whose
-//! `simd` and `scalar` methods are one kernel body instantiated twice) and reads the residual
-//! `|C|` of a batch. Everything else is written once here, for every kind: the team phases of an
-//! iteration (`solve_phases`), a standalone solve for benches and tests ([`solve`]) and the
-//! residual reduction ([`residual`]). The step runs the kinds through
-//! `crate::stepper::BatchedSets`.
+//! A kind (distance, bending, tethers, any kind of the registry in `weft_core::kinds`) states its
+//! projection once, as [`BatchedKind::project`] over any `Real` number type. Everything else is written
+//! once here, for every kind: gathering a batch's particles into lanes and scattering the moved
+//! ones back by the plan's write masks ([`run_batches`]: two batches at a time on the SIMD path,
+//! one constraint at a time on the scalar path, the same function on both), picking the kind's
+//! variant, the team phases of an iteration (`solve_phases`), a standalone solve for benches and
+//! tests ([`solve`]) and the residual reduction ([`residual`]). The step runs the kinds of the
+//! registry through `crate::stepper`.
 
 use std::ops::Range;
 
 use rayon::prelude::*;
 use weft_core::batches::BatchLanes;
 use weft_core::colouring::Block;
-use weft_core::lanes::Lanes;
+use weft_core::kinds::{BatchedKind, Input, Load, VARIANTS};
+use weft_core::lanes::{LANES, Lanes, V3, X2, add3};
 use weft_core::settings::TimeStep;
 use wide::f32x8;
 
 use crate::KernelPath;
-use crate::lane::X2;
-use crate::records::{BatchGroup, Record};
+use crate::records::{BatchGroup, Record, gather8, slot_writes};
 use crate::shared::SharedSlice;
 use crate::stats::Residual;
 use crate::team::{self, Phase, Team};
@@ -116,19 +117,7 @@ impl Access for ItemAccess<'_, '_> {
     }
 }
 
-/// One variant of a kind's kernel over lane-packed batches, with everything it needs besides
-/// the particle records and the multipliers `λ`: one body, instantiated on SIMD lanes and on one
-/// constraint at a time.
-pub trait BatchKernel {
-    /// Projects the batches `b..b + G::BATCHES` (of one colour) with SIMD lanes. Returns the
-    /// degenerate active lanes.
-    fn simd<G: BatchGroup>(&self, b: usize, lambda: &mut [Lanes<f32>], access: &mut impl Access) -> u32;
-    /// Projects the active lanes of batch `b` one after another with the scalar instantiation.
-    /// Returns the degenerate lanes.
-    fn scalar(&self, b: usize, lambda: &mut Lanes<f32>, access: &mut impl Access) -> u32;
-}
-
-/// What a kernel reads besides the records and `λ`: the kind's lanes, the positions at the start
+/// What the shell reads besides the records and `λ`: the kind's lanes, the positions at the start
 /// of the step (for damping) and the time step.
 #[derive(Clone, Copy)]
 pub struct KernelInputs<'a, const K: usize, const P: usize> {
@@ -140,43 +129,119 @@ pub struct KernelInputs<'a, const K: usize, const P: usize> {
     pub step: &'a TimeStep,
 }
 
-/// `|C|` of the lanes of one batch, as [`BatchedKind::residual_lanes`] reads it.
-#[derive(Clone, Copy, Debug)]
-pub struct LaneResidual {
-    /// `|C|` of each lane, in the kind's unit.
-    pub abs: f32x8,
-    /// `|C|` relative to the constraint's scale (0 where it has none).
-    pub rel: f32x8,
-    /// Lanes that count (bit `k` for lane `k`); inactive lanes never count.
-    pub counted: u8,
-}
-
-/// A constraint kind solved in colour batches: `K` particles and `P` parameters per constraint
-/// (see `weft_core::batches`). Implemented by a unit type per kind; see [`crate::distance`] for
-/// the pattern and the architecture notes for the recipe.
-pub trait BatchedKind<const K: usize, const P: usize>: Sync {
-    /// Projects the batches `first..first + lambda.len()` (one colour, or part of one) with the
-    /// variant of the kind's kernel that fits `inputs.lanes` (one that skips a parameter column
-    /// stored empty, say), by [`run_batches`]. Returns the degenerate projections.
-    fn project(
-        &self,
-        inputs: KernelInputs<'_, K, P>,
-        path: KernelPath,
-        first: usize,
-        lambda: &mut [Lanes<f32>],
-        access: &mut impl Access,
-    ) -> u64;
-
-    /// `|C|` of the lanes of batch `b` at `positions`.
-    fn residual_lanes(&self, lanes: &BatchLanes<'_, K, P>, positions: &[Record], b: usize) -> LaneResidual;
-}
-
-/// Runs the batches `first..first + lambda.len()` (one colour, or part of one) on this thread
-/// with `kernel`: on the SIMD path two batches at a time and an odd last one alone, on the scalar
-/// path one lane at a time. Returns the degenerate projections.
+/// `[x, y, z]` of a record.
 #[inline(always)]
-pub fn run_batches<B: BatchKernel>(
-    kernel: &B,
+fn xyz<R: Copy>(r: [R; 4]) -> V3<R> {
+    [r[0], r[1], r[2]]
+}
+
+/// [`Load`] for the batches `b..b + G::BATCHES`, lane by lane.
+struct GroupLoad<'a, const K: usize, const P: usize> {
+    inputs: KernelInputs<'a, K, P>,
+    b: usize,
+}
+
+impl<G: BatchGroup, const K: usize, const P: usize> Load<G> for GroupLoad<'_, K, P> {
+    #[inline(always)]
+    fn param(&self, column: usize) -> G {
+        let col = self.inputs.lanes.param(column);
+        if col.is_empty() { G::splat(0.0) } else { G::load(&col[self.b..self.b + G::BATCHES]) }
+    }
+
+    #[inline(always)]
+    fn prev(&self, slot: usize) -> V3<G> {
+        let ids = &self.inputs.lanes.particles(slot)[self.b..self.b + G::BATCHES];
+        xyz(G::gather(|i| self.inputs.prev[i as usize], ids))
+    }
+}
+
+/// [`Load`] for lane `k` of batch `b`, whose particles are `ids`.
+struct LaneLoad<'a, const K: usize, const P: usize> {
+    inputs: KernelInputs<'a, K, P>,
+    b: usize,
+    k: usize,
+    ids: [u32; K],
+}
+
+impl<const K: usize, const P: usize> Load<f32> for LaneLoad<'_, K, P> {
+    #[inline(always)]
+    fn param(&self, column: usize) -> f32 {
+        self.inputs.lanes.param(column).get(self.b).map_or(0.0, |l| l.0[self.k])
+    }
+
+    #[inline(always)]
+    fn prev(&self, slot: usize) -> V3<f32> {
+        xyz(self.inputs.prev[self.ids[slot] as usize])
+    }
+}
+
+/// Projects the batches `b..b + G::BATCHES` (of one colour) with SIMD lanes, in variant `V` of
+/// `T`: gathers every slot's records, projects, stores `λ`, scatters the slots `T` moves where
+/// the write masks allow. Returns the degenerate active lanes.
+#[inline(always)]
+fn simd<T: BatchedKind<K, P>, G: BatchGroup, const K: usize, const P: usize, const V: u8>(
+    inputs: KernelInputs<'_, K, P>,
+    b: usize,
+    lambda: &mut [Lanes<f32>],
+    access: &mut impl Access,
+) -> u32 {
+    let batches = b..b + G::BATCHES;
+    let ids: [&[Lanes<u32>]; K] = std::array::from_fn(|s| &inputs.lanes.particles(s)[batches.clone()]);
+    let records = ids.map(|i| G::gather(|p| access.load(p), i));
+    let (x, w) = (records.map(xyz), records.map(|r| r[3]));
+    let load = GroupLoad { inputs, b };
+    let out = T::project::<G, _, V>(Input { x, w, lambda: G::load(lambda), step: inputs.step, load });
+    out.lambda.store(lambda);
+    let plan = inputs.lanes.plan();
+    let writes = &plan.writes[batches.clone()];
+    for s in 0..K {
+        if !T::MOVES[s] {
+            debug_assert!(writes.iter().all(|&m| slot_writes(m, s) == 0), "slot {s} is never written");
+            continue;
+        }
+        let (p, d) = (add3(x[s], out.delta[s]), out.delta[s]);
+        G::scatter(|i, r, m| access.store(i, r, m), ids[s], writes, s, [p[0], p[1], p[2], w[s]], d);
+    }
+    G::degenerate(out.valid, &plan.active[batches])
+}
+
+/// Projects the active lanes of batch `b` one after another with the scalar instantiation of
+/// variant `V` of `T`, storing the slots it moves where the write mask allows. Returns the
+/// degenerate lanes.
+#[inline(always)]
+fn scalar<T: BatchedKind<K, P>, const K: usize, const P: usize, const V: u8>(
+    inputs: KernelInputs<'_, K, P>,
+    b: usize,
+    lambda: &mut Lanes<f32>,
+    access: &mut impl Access,
+) -> u32 {
+    let plan = inputs.lanes.plan();
+    let writes = plan.writes[b];
+    let mut degenerate = 0;
+    for k in 0..plan.active[b] as usize {
+        let ids: [u32; K] = std::array::from_fn(|s| inputs.lanes.particles(s)[b].0[k]);
+        let records = ids.map(|i| access.load(i));
+        let (x, w) = (records.map(xyz), records.map(|r| r[3]));
+        let load = LaneLoad { inputs, b, k, ids };
+        let out = T::project::<f32, _, V>(Input { x, w, lambda: lambda.0[k], step: inputs.step, load });
+        lambda.0[k] = out.lambda;
+        for s in 0..K {
+            if T::MOVES[s] && writes & (1 << (s * LANES + k)) != 0 {
+                let (p, d) = (add3(x[s], out.delta[s]), out.delta[s]);
+                access.store(ids[s], [p[0], p[1], p[2], w[s]], [d[0], d[1], d[2], 0.0]);
+            }
+        }
+        degenerate += u32::from(!out.valid);
+    }
+    degenerate
+}
+
+/// Runs the batches `first..first + lambda.len()` (one colour, or part of one) on this thread in
+/// variant `V` of `T`: on the SIMD path two batches at a time and an odd last one alone, on the
+/// scalar path one lane at a time. Returns the degenerate projections.
+#[inline(always)]
+fn run_variant<T: BatchedKind<K, P>, const K: usize, const P: usize, const V: u8>(
+    inputs: KernelInputs<'_, K, P>,
     path: KernelPath,
     first: usize,
     lambda: &mut [Lanes<f32>],
@@ -188,20 +253,42 @@ pub fn run_batches<B: BatchKernel>(
             // Two batches in flight hide the latency of √ and ÷; an odd last batch goes alone.
             let mut i = 0;
             while i + 2 <= lambda.len() {
-                degenerate += kernel.simd::<X2>(first + i, &mut lambda[i..i + 2], access) as u64;
+                degenerate += simd::<T, X2, K, P, V>(inputs, first + i, &mut lambda[i..i + 2], access) as u64;
                 i += 2;
             }
             if i < lambda.len() {
-                degenerate += kernel.simd::<f32x8>(first + i, &mut lambda[i..i + 1], access) as u64;
+                degenerate +=
+                    simd::<T, f32x8, K, P, V>(inputs, first + i, &mut lambda[i..i + 1], access) as u64;
             }
         }
         KernelPath::Scalar => {
             for (i, lam) in lambda.iter_mut().enumerate() {
-                degenerate += kernel.scalar(first + i, lam, access) as u64;
+                degenerate += scalar::<T, K, P, V>(inputs, first + i, lam, access) as u64;
             }
         }
     }
     degenerate
+}
+
+/// Runs the batches `first..first + lambda.len()` (one colour, or part of one) of kind `T` on
+/// this thread, in the variant the kind picks for its lanes
+/// ([`BatchedKind::variant`]). Returns the degenerate projections.
+#[inline(always)]
+pub fn run_batches<T: BatchedKind<K, P>, const K: usize, const P: usize>(
+    inputs: KernelInputs<'_, K, P>,
+    path: KernelPath,
+    first: usize,
+    lambda: &mut [Lanes<f32>],
+    access: &mut impl Access,
+) -> u64 {
+    const { assert!(VARIANTS == 4) };
+    match T::variant(inputs.lanes) {
+        0 => run_variant::<T, K, P, 0>(inputs, path, first, lambda, access),
+        1 => run_variant::<T, K, P, 1>(inputs, path, first, lambda, access),
+        2 => run_variant::<T, K, P, 2>(inputs, path, first, lambda, access),
+        3 => run_variant::<T, K, P, 3>(inputs, path, first, lambda, access),
+        v => panic!("variant {v} of {} is not below VARIANTS", T::INFO.name),
+    }
 }
 
 /// One parallel stage of a plan.
@@ -272,7 +359,7 @@ pub(crate) struct SolveArrays<'a> {
     pub(crate) prev: SharedSlice<'a, Record>,
 }
 
-/// One solver iteration of `kind` as phases of `team`: blocks, boundary colours, serial list.
+/// One solver iteration of the kind `T` as phases of `team`: blocks, boundary colours, serial list.
 /// Every thread of the team calls it; each returns the degenerate projections of the work items
 /// it ran.
 ///
@@ -281,9 +368,8 @@ pub(crate) struct SolveArrays<'a> {
 /// all three), that `arrays.lambdas` has one element per batch, and that during the call no
 /// other code touches the records, the displacements or the multipliers, and nothing writes
 /// `arrays.prev`.
-pub(crate) fn solve_phases<const K: usize, const P: usize>(
+pub(crate) fn solve_phases<T: BatchedKind<K, P>, const K: usize, const P: usize>(
     team: &Team<'_>,
-    kind: &impl BatchedKind<K, P>,
     lanes: &BatchLanes<'_, K, P>,
     arrays: SolveArrays<'_>,
     step: &TimeStep,
@@ -304,7 +390,7 @@ pub(crate) fn solve_phases<const K: usize, const P: usize>(
         let lambda = unsafe { arrays.lambdas.write(phase, range.clone()) };
         let mut access = ItemAccess { records: arrays.records, displacement: arrays.displacement, phase };
         let inputs = KernelInputs { lanes, prev, step };
-        degenerate += kind.project(inputs, path, range.start, lambda, &mut access);
+        degenerate += run_batches::<T, K, P>(inputs, path, range.start, lambda, &mut access);
     };
     let stages = std::iter::once(Stage::Blocks(&plan.blocks)).chain(Stage::colours(&plan.colours));
     for stage in stages.filter(|s| s.items() > 0) {
@@ -322,7 +408,7 @@ pub(crate) fn solve_phases<const K: usize, const P: usize>(
     degenerate
 }
 
-/// `sweeps` solver iterations of `kind` over all its constraints, each as [`crate::schedule`]
+/// `sweeps` solver iterations of the kind `T` over all its constraints, each as [`crate::schedule`]
 /// orders it (blocks, boundary colours, serial list), in one team of the current rayon pool, as
 /// a time step runs its iterations (the pool is woken once). `prev` are the positions at the
 /// start of the step (m; read by damped kernels); every correction is also added to
@@ -333,8 +419,8 @@ pub(crate) fn solve_phases<const K: usize, const P: usize>(
 /// If `positions`, `displacement` or `prev` do not hold exactly the lanes' particle count, or
 /// `lambda` is not one element per batch.
 #[allow(clippy::too_many_arguments)]
-pub fn solve<const K: usize, const P: usize>(
-    kind: &impl BatchedKind<K, P>,
+pub fn solve<T: BatchedKind<K, P>, const K: usize, const P: usize>(
+    _kind: T,
     lanes: &BatchLanes<'_, K, P>,
     lambda: &mut [Lanes<f32>],
     positions: &mut [Record],
@@ -357,19 +443,19 @@ pub fn solve<const K: usize, const P: usize>(
         prev,
     };
     team::run(
-        |team| (0..sweeps).map(|_| solve_phases(team, kind, lanes, arrays, step, path)).sum(),
+        |team| (0..sweeps).map(|_| solve_phases::<T, K, P>(team, lanes, arrays, step, path)).sum(),
         |a, b| a + b,
     )
 }
 
-/// `|C|` over all constraints of `kind`, now: largest, sum and count, in the kind's unit and
+/// `|C|` over all constraints of the kind `T`, now: largest, sum and count, in the kind's unit and
 /// relative to each constraint's scale, reduced in a fixed order (chunks of [`CHUNK_BATCHES`]
 /// in parallel, merged in chunk order).
 ///
 /// # Panics
 /// If `positions` does not hold exactly the lanes' particle count.
-pub fn residual<const K: usize, const P: usize>(
-    kind: &impl BatchedKind<K, P>,
+pub fn residual<T: BatchedKind<K, P>, const K: usize, const P: usize>(
+    _kind: T,
     lanes: &BatchLanes<'_, K, P>,
     positions: &[Record],
 ) -> Residual {
@@ -380,7 +466,11 @@ pub fn residual<const K: usize, const P: usize>(
         .map(|c| {
             let mut r = Residual::default();
             for b in c * CHUNK_BATCHES..((c + 1) * CHUNK_BATCHES).min(batches) {
-                let lane = kind.residual_lanes(lanes, positions, b);
+                let x = std::array::from_fn(|s| {
+                    xyz(gather8(|i| positions[i as usize], &lanes.particles(s)[b].0))
+                });
+                let param = |c: usize| lanes.param(c).get(b).map_or(f32x8::splat(0.0), |l| f32x8::new(l.0));
+                let lane = T::residual(x, &param);
                 let (abs, rel) = (lane.abs.to_array(), lane.rel.to_array());
                 for k in 0..lanes.plan().active[b] as usize {
                     if lane.counted & (1 << k) != 0 {

@@ -67,7 +67,7 @@
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
-use weft_core::distance::MIN_LENGTH;
+use weft_core::kinds::distance::MIN_LENGTH;
 use weft_core::self_collision::{RELAXATION, SEARCH_SCALE, SelfCollision};
 use wide::f32x8;
 

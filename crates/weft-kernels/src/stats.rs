@@ -1,4 +1,7 @@
-//! Step statistics per constraint kind: degenerate lanes and residuals.
+//! Step statistics per constraint kind (one [`KindStats`] per kind of the registry,
+//! `weft_core::kinds`): degenerate lanes and residuals.
+
+use weft_core::kinds::{Figure, PerKind};
 
 /// `|C|` over a set of constraints after the last iteration: largest, sum and count, in the
 /// kind's unit (m for distances and tethers, rad for bending, m³ for volume), and the same
@@ -49,6 +52,15 @@ impl Residual {
     pub fn mean_rel(&self) -> f64 {
         if self.count == 0 { 0.0 } else { self.sum_rel / self.count as f64 }
     }
+
+    /// One figure of the residual, as a kind's `stats.csv` column holds it.
+    pub fn figure(&self, figure: Figure) -> f64 {
+        match figure {
+            Figure::MaxAbs => self.max_abs as f64,
+            Figure::MeanAbs => self.mean_abs(),
+            Figure::MaxRel => self.max_rel as f64,
+        }
+    }
 }
 
 /// What one time step did to one constraint kind.
@@ -69,20 +81,15 @@ impl KindStats {
     }
 }
 
-/// What one time step did, per constraint kind, in the order the step solves them.
+/// What one time step did, per constraint kind (in registry order: the order the step solves
+/// them) and with the contacts.
 #[derive(Debug, Clone, Copy, PartialEq, Default)]
 pub struct StepStats {
-    /// Distance constraints (stretch and shear); residual in m, relative = strain.
-    pub distance: KindStats,
-    /// Bending constraints; residual in rad.
-    pub bending: KindStats,
-    /// Tethers; residual = how far beyond its bound a particle is, in m.
-    pub tethers: KindStats,
-    /// Volume constraints; residual in m³, relative to the target volume.
-    pub volume: KindStats,
-    /// Self-collision contacts (degenerate: two particles closer than 1 µm, no normal); no
-    /// residual.
-    pub self_collision: KindStats,
+    /// Each constraint kind: its degenerate projections and its residual (in the kind's unit:
+    /// m for distances, relative = strain; rad for bending; m beyond the bound for tethers; m³
+    /// for volume, relative to the target volume; particle self-collision has no residual, and
+    /// its degenerate contacts are two particles closer than 1 µm, with no normal).
+    pub kinds: PerKind<KindStats>,
     /// Surface self-collision: contacts, pushes and the guard's work, summed over the steps
     /// accumulated.
     pub surface: crate::surface_collision::SurfaceStats,
@@ -111,25 +118,19 @@ pub struct ColliderStats {
 impl StepStats {
     /// Degenerate projections of every kind.
     pub fn degenerate(&self) -> u64 {
-        self.distance.degenerate
-            + self.bending.degenerate
-            + self.tethers.degenerate
-            + self.volume.degenerate
-            + self.self_collision.degenerate
+        self.kinds.iter().map(|(_, k)| k.degenerate).sum()
     }
 
     /// Accumulates the counters of another step (residuals: the later one wins).
     pub fn accumulate(&mut self, later: &StepStats) {
-        self.distance.accumulate(&later.distance);
-        self.bending.accumulate(&later.bending);
-        self.tethers.accumulate(&later.tethers);
-        self.volume.accumulate(&later.volume);
+        for (kind, stats) in later.kinds.iter() {
+            self.kinds[kind].accumulate(stats);
+        }
         if later.colliders.deep.is_some() {
             self.colliders.deep = later.colliders.deep;
         }
         self.colliders.swept += later.colliders.swept;
         self.held += later.held;
-        self.self_collision.accumulate(&later.self_collision);
         let (s, l) = (&mut self.surface, &later.surface);
         s.contacts += l.contacts;
         s.pushes += l.pushes;

@@ -15,8 +15,8 @@
 //!    [`crate::self_collision`]), the surface self-collision contacts (see
 //!    [`crate::surface_collision`]) and the candidate triangles and sides of the mesh colliders (see
 //!    [`crate::mesh_collider`]) are found at the predicted positions;
-//! 5. **iterate**, `iterations` times: the batched kinds (distance, bending, tethers) colour by
-//!    colour (see [`crate::schedule`]), volume, self-collision (a Jacobi projection of every
+//! 5. **iterate**, `iterations` times: the batched kinds of the registry (`weft_core::kinds`:
+//!    distance, bending, tethers) colour by colour (see [`crate::schedule`]), volume, self-collision (a Jacobi projection of every
 //!    contact), surface self-collision (each contact in order); then contacts with the
 //!    colliders, each placed at its pose at the end of the step, then with the mesh colliders;
 //! 6. **friction**: collider friction from the pushes of the iterations (analytic, then mesh),
@@ -39,8 +39,9 @@
 use std::sync::Arc;
 
 use weft_core::Model;
-use weft_core::batches::BatchLanes;
+use weft_core::batches::{BatchLanes, Batches};
 use weft_core::collider::Placed;
+use weft_core::kinds::{BatchedKind, KindId, KindSets, PerKind, SetVisitor};
 use weft_core::lanes::Lanes;
 use weft_core::mesh_collider::{MeshCollider, MeshPose};
 use weft_core::model::ModelMut;
@@ -49,17 +50,14 @@ use weft_core::settings::TimeStep;
 use weft_core::surface_collision::SurfaceCollision;
 use weft_core::volume::VolumeConstraint;
 
-use crate::bending::Bending;
 use crate::collider::{self, ContactArrays};
-use crate::distance::Distance;
 use crate::integrate::{ParticleArrays, particle_chunks, predict_phase, velocity_phase};
 use crate::mesh_collider::{self, ChunkContacts, MeshArrays};
 use crate::records::Record;
-use crate::schedule::{self, BatchedKind, SolveArrays};
+use crate::schedule::{self, SolveArrays};
 use crate::shared::SharedSlice;
 use crate::stats::{ColliderStats, KindStats, Residual, StepStats};
 use crate::team::{self, Team};
-use crate::tether::Tether;
 use crate::{KernelPath, aero, self_collision, surface_collision, volume};
 
 /// How to run a step.
@@ -129,18 +127,17 @@ impl Stepper {
         };
         self.scratch.self_collision.finish();
         *parts.time = t1;
-        let stats = |degenerate, residual: &dyn Fn() -> Residual| KindStats {
-            degenerate,
-            residual: self.options.residual.then(residual),
-        };
-        let x = &*parts.particles.positions;
-        let d = counts.degenerate;
+        let positions = &*parts.particles.positions;
+        let mut residuals = Residuals { positions, of: PerKind::default() };
+        if self.options.residual {
+            parts.sets.visit(&mut residuals);
+            residuals.of[KindId::Volume] = Some(volume::residual(parts.volumes, positions));
+        }
         StepStats {
-            distance: stats(d.distance, &|| schedule::residual(&Distance, &parts.distance.lanes(), x)),
-            bending: stats(d.bending, &|| schedule::residual(&Bending, &parts.bending.lanes(), x)),
-            tethers: stats(d.tethers, &|| schedule::residual(&Tether, &parts.tethers.lanes(), x)),
-            volume: stats(d.volume, &|| volume::residual(parts.volumes, x)),
-            self_collision: KindStats { degenerate: d.self_collision, residual: None },
+            kinds: PerKind::from_fn(|kind| KindStats {
+                degenerate: counts.degenerate[kind],
+                residual: residuals.of[kind],
+            }),
             surface: self.scratch.surface_collision.stats(),
             colliders: ColliderStats {
                 deep: self.options.residual.then(|| self.scratch.deep.iter().sum::<u64>() + counts.mesh_deep),
@@ -149,6 +146,22 @@ impl Stepper {
             held: counts.held,
             dropped_at_build,
         }
+    }
+}
+
+/// The residual of every batched kind, visited after the step.
+struct Residuals<'x> {
+    positions: &'x [Record],
+    of: PerKind<Option<Residual>>,
+}
+
+impl<'a> SetVisitor<'a> for Residuals<'_> {
+    fn visit<T: BatchedKind<K, P>, const K: usize, const P: usize>(
+        &mut self,
+        kind: T,
+        set: &'a Batches<K, P>,
+    ) {
+        self.of[T::ID] = Some(schedule::residual(kind, &set.lanes(), self.positions));
     }
 }
 
@@ -223,19 +236,20 @@ impl Scratch {
     }
 }
 
-/// One batched constraint kind of a step: its kernel, its lanes and its multipliers.
+/// One batched constraint kind `T` of a step: its lanes and its multipliers.
 struct BatchedSet<'a, T, const K: usize, const P: usize> {
-    kind: T,
     lanes: BatchLanes<'a, K, P>,
     lambdas: SharedSlice<'a, Lanes<f32>>,
+    kind: std::marker::PhantomData<T>,
 }
 
 impl<'a, T: BatchedKind<K, P>, const K: usize, const P: usize> BatchedSet<'a, T, K, P> {
-    /// `kind` over `lanes` with their multipliers `lambda`, for a model of `particles` particles.
-    fn new(kind: T, (lanes, lambda): (BatchLanes<'a, K, P>, &'a mut [Lanes<f32>]), particles: usize) -> Self {
+    /// `set`'s lanes with their multipliers, for a model of `particles` particles.
+    fn new(set: &'a mut Batches<K, P>, particles: usize) -> Self {
+        let (lanes, lambda) = set.lanes_and_lambda_mut();
         let count = lanes.particle_count();
         assert!(count == particles || lanes.batch_count() == 0, "the constraint sets belong to the model");
-        BatchedSet { kind, lanes, lambdas: SharedSlice::new(lambda) }
+        BatchedSet { lanes, lambdas: SharedSlice::new(lambda), kind: std::marker::PhantomData }
     }
 
     /// `λ := 0` for every constraint, as a team phase.
@@ -264,32 +278,58 @@ impl<'a, T: BatchedKind<K, P>, const K: usize, const P: usize> BatchedSet<'a, T,
             displacement: particles.displacement,
             prev: particles.prev,
         };
-        schedule::solve_phases(team, &self.kind, &self.lanes, arrays, step, path)
+        schedule::solve_phases::<T, K, P>(team, &self.lanes, arrays, step, path)
     }
 }
 
-/// The batched constraint kinds, in the order an iteration solves them: the list a new batched
-/// kind is added to (see the architecture notes).
-struct BatchedSets<'a> {
-    distance: BatchedSet<'a, Distance, 2, 3>,
-    bending: BatchedSet<'a, Bending, 4, 3>,
-    tethers: BatchedSet<'a, Tether, 2, 2>,
+/// Makes [`BatchedSets`] from the registry.
+macro_rules! batched_sets {
+    (
+        batched { $(
+            $field:ident : $kind:ident in $module:ident [$k:literal, $p:literal]
+            { $($key:ident : $ty:ident),* $(,)? }
+        ),* $(,)? }
+        phased { $($pfield:ident : $pid:ident = $pinfo:path),* $(,)? }
+    ) => {
+        /// The batched constraint kinds of the registry, in the order an iteration solves them.
+        struct BatchedSets<'a> {
+            $($field: BatchedSet<'a, weft_core::kinds::$module::$kind, $k, $p>,)*
+        }
+
+        impl<'a> BatchedSets<'a> {
+            /// The model's sets, for a model of `particles` particles.
+            fn new(sets: &'a mut KindSets, particles: usize) -> Self {
+                BatchedSets { $($field: BatchedSet::new(&mut sets.$field, particles),)* }
+            }
+
+            /// `λ := 0` for every constraint of every kind, as team phases.
+            fn reset(&self, team: &Team<'_>) {
+                $(self.$field.reset(team);)*
+            }
+
+            /// One iteration over every kind, adding this thread's degenerate projections to
+            /// `degenerate`.
+            fn solve(
+                &self,
+                team: &Team<'_>,
+                particles: &ParticleArrays<'_>,
+                step: &TimeStep,
+                path: KernelPath,
+                degenerate: &mut PerKind<u64>,
+            ) {
+                $(degenerate[KindId::$kind] += self.$field.solve(team, particles, step, path);)*
+            }
+        }
+    };
 }
 
-/// Degenerate projections per constraint kind (see [`KindStats::degenerate`]).
-#[derive(Debug, Clone, Copy, Default)]
-struct Degenerate {
-    distance: u64,
-    bending: u64,
-    tethers: u64,
-    volume: u64,
-    self_collision: u64,
-}
+weft_core::constraint_kinds!(batched_sets);
 
 /// What one thread of a step's team counted; the team's counts are the sum.
 #[derive(Debug, Clone, Copy, Default)]
 struct Counts {
-    degenerate: Degenerate,
+    /// Degenerate projections per constraint kind (see [`KindStats::degenerate`]).
+    degenerate: PerKind<u64>,
     /// Particles the swept check moved.
     swept: u64,
     /// Free particles deep in a mesh collider and in no analytic one.
@@ -300,15 +340,8 @@ struct Counts {
 
 impl Counts {
     fn merge(a: Counts, b: Counts) -> Counts {
-        let (x, y) = (a.degenerate, b.degenerate);
         Counts {
-            degenerate: Degenerate {
-                distance: x.distance + y.distance,
-                bending: x.bending + y.bending,
-                tethers: x.tethers + y.tethers,
-                volume: x.volume + y.volume,
-                self_collision: x.self_collision + y.self_collision,
-            },
+            degenerate: PerKind::from_fn(|kind| a.degenerate[kind] + b.degenerate[kind]),
             swept: a.swept + b.swept,
             mesh_deep: a.mesh_deep + b.mesh_deep,
             held: a.held + b.held,
@@ -363,11 +396,7 @@ impl<'a> Stages<'a> {
             forces: SharedSlice::new(&mut scratch.forces),
             aero: parts.aero,
             pin_targets: &scratch.pin_targets,
-            sets: BatchedSets {
-                distance: BatchedSet::new(Distance, parts.distance.lanes_and_lambda_mut(), len),
-                bending: BatchedSet::new(Bending, parts.bending.lanes_and_lambda_mut(), len),
-                tethers: BatchedSet::new(Tether, parts.tethers.lanes_and_lambda_mut(), len),
-            },
+            sets: BatchedSets::new(parts.sets, len),
             volumes: &*parts.volumes,
             self_collision: parts.self_collision,
             contacts: scratch.self_collision.share(),
@@ -466,10 +495,7 @@ impl<'a> Stages<'a> {
 
     /// Stage 4: `λ := 0`, and the contacts of the step found.
     fn reset_and_search(&self, team: &Team<'_>) {
-        let sets = &self.sets;
-        sets.distance.reset(team);
-        sets.bending.reset(team);
-        sets.tethers.reset(team);
+        self.sets.reset(team);
         self_collision::search_phases(team, self.self_collision, self.contacts, self.particles.positions);
         surface_collision::search_phase(team, self.surface, self.surface_scratch, &self.particles);
         if self.any_mesh() {
@@ -479,15 +505,14 @@ impl<'a> Stages<'a> {
 
     /// Stage 5: one iteration over every constraint kind, adding this thread's degenerate
     /// projections to `d`.
-    fn solve_constraints(&self, team: &Team<'_>, iteration: u32, d: &mut Degenerate) {
+    fn solve_constraints(&self, team: &Team<'_>, iteration: u32, d: &mut PerKind<u64>) {
         let first = iteration == 0;
-        let (sets, p, step, path) = (&self.sets, &self.particles, &self.step, self.options.path);
-        d.distance += sets.distance.solve(team, p, step, path);
-        d.bending += sets.bending.solve(team, p, step, path);
-        d.tethers += sets.tethers.solve(team, p, step, path);
-        d.volume += volume::solve_phases(team, self.volumes, p.positions, p.displacement, step, first);
+        let (p, step, path) = (&self.particles, &self.step, self.options.path);
+        self.sets.solve(team, p, step, path, d);
+        d[KindId::Volume] +=
+            volume::solve_phases(team, self.volumes, p.positions, p.displacement, step, first);
         let (sc, contacts) = (self.self_collision, self.contacts);
-        d.self_collision += self_collision::solve_phases(
+        d[KindId::SelfCollision] += self_collision::solve_phases(
             team,
             sc,
             contacts,

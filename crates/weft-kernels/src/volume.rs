@@ -23,7 +23,7 @@
 //! correction `max wᵢ|∇ᵢV|·|Δλ|` would exceed [`MAX_LENGTH`] (a surface collapsed so far that
 //! one step could throw a particle off to infinity).
 
-use weft_core::distance::MAX_LENGTH;
+use weft_core::kinds::distance::MAX_LENGTH;
 use weft_core::settings::TimeStep;
 use weft_core::volume::{CHUNK, VolumeConstraint};
 

@@ -9,15 +9,15 @@ use std::alloc::{GlobalAlloc, Layout, System};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 use weft_core::aero::AeroDesc;
-use weft_core::bending::BendingDesc;
 use weft_core::collider::{ColliderDesc, ColliderShape, RigidKey};
 use weft_core::follow::FollowDesc;
 use weft_core::grid::{GridDesc, GridPlane};
+use weft_core::kinds::bending::BendingDesc;
+use weft_core::kinds::tether::TetherDesc;
 use weft_core::limits::Limits;
 use weft_core::mesh_collider::MeshColliderDesc;
 use weft_core::self_collision::SelfCollisionDesc;
 use weft_core::settings::WindKey;
-use weft_core::tether::TetherDesc;
 use weft_core::units::{Compliance, Elasticity};
 use weft_core::volume::VolumeDesc;
 use weft_core::{ClothDesc, MassSpec, Model, ModelBuilder, SimSettings};
@@ -81,8 +81,8 @@ fn model() -> Model {
         compliance(1e-5),
     );
     sheet.pins = vec![grid.corners()[0]];
-    sheet.bending = Some(BendingDesc { elasticity: compliance(1.0), damping: 0.01 });
-    sheet.tethers = Some(TetherDesc { scale: 1.1, elasticity: Elasticity::RIGID });
+    sheet.kinds.bending = Some(BendingDesc { elasticity: compliance(1.0), damping: 0.01 });
+    sheet.kinds.tethers = Some(TetherDesc { scale: 1.1, elasticity: Elasticity::RIGID });
     sheet.aero = Some(AeroDesc { drag: 1.0, lift: 0.5 });
     sheet.self_collision = Some(SelfCollisionDesc { thickness: 0.03, friction: 0.2 });
     b.add_cloth(&sheet).unwrap();
@@ -132,7 +132,12 @@ fn model() -> Model {
 fn a_step_allocates_nothing_in_steady_state_on_one_thread() {
     let mut model = model();
     let r = model.report();
-    assert!(r.bending.constraints > 0 && r.tethers.constraints > 0 && r.volumes == 1 && r.aero_triangles > 0);
+    assert!(
+        r.sets.bending.constraints > 0
+            && r.sets.tethers.constraints > 0
+            && r.volumes == 1
+            && r.aero_triangles > 0
+    );
     assert!(r.colliders == 1 && r.mesh_colliders == 1 && r.following_pins == 2);
     let pool = rayon::ThreadPoolBuilder::new().num_threads(1).build().unwrap();
     let allocations = pool.install(|| {

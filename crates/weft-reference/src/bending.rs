@@ -28,7 +28,7 @@
 
 use glam::Vec3;
 use weft_core::Model;
-use weft_core::bending::{BendingConstraint as Packed, MAX_SPAN, MIN_EDGE, MIN_HEIGHT};
+use weft_core::kinds::bending::{BendingConstraint as Packed, MAX_SPAN, MIN_EDGE, MIN_HEIGHT};
 use weft_core::settings::TimeStep;
 
 use crate::distance::Projection;
@@ -157,11 +157,12 @@ pub(crate) struct Set {
 
 impl Set {
     /// Copies the model's bending constraints in solve order
-    /// ([`BendingBatches::solve_order`](weft_core::bending::BendingBatches::solve_order)), each
+    /// ([`BendingBatches::solve_order`](weft_core::kinds::bending::BendingBatches::solve_order)), each
     /// with its current `λ`.
     pub(crate) fn from_model(model: &Model) -> Self {
         let constraints = model
-            .bending()
+            .sets()
+            .bending
             .solve_order()
             .map(|(packed, lambda)| {
                 let c = Packed::from_packed(&packed);

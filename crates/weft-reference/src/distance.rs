@@ -4,10 +4,60 @@
 //! Both gradients have length 1, so the generalised inverse mass `Σ wᵢ|∇Cᵢ|²` is just `w_a + w_b`.
 
 use glam::Vec3;
-use weft_core::distance::{MAX_LENGTH, MIN_LENGTH};
+use weft_core::Model;
+use weft_core::kinds::distance::{MAX_LENGTH, MIN_LENGTH};
 use weft_core::settings::TimeStep;
 
 use crate::particle::Particle;
+
+/// The model's distance constraints (stretch, shear), in its solve order (colour by colour, then
+/// the serial list), each with its `λ`.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub(crate) struct Set {
+    pub(crate) constraints: Vec<DistanceConstraint>,
+}
+
+impl Set {
+    /// Copies the model's distance constraints in solve order, each with its current `λ`.
+    pub(crate) fn from_model(model: &Model) -> Self {
+        let constraints = model
+            .sets()
+            .distance
+            .solve_order()
+            .map(|(packed, lambda)| {
+                (weft_core::kinds::distance::DistanceConstraint::from_packed(&packed), lambda)
+            })
+            .map(|(c, lambda)| DistanceConstraint {
+                a: c.particles[0] as usize,
+                b: c.particles[1] as usize,
+                rest_length: c.rest_length,
+                compliance: c.compliance.get(),
+                damping: c.damping,
+                lambda,
+            })
+            .collect();
+        Set { constraints }
+    }
+
+    /// Sets every `λ` to 0.
+    pub(crate) fn reset(&mut self) {
+        for c in &mut self.constraints {
+            c.lambda = 0.0;
+        }
+    }
+
+    /// One Gauss-Seidel sweep over the constraints, in solve order; each sees the positions the
+    /// ones before it left. Returns how many were skipped as degenerate.
+    pub(crate) fn project_all(&mut self, particles: &mut [Particle], step: &TimeStep) -> u64 {
+        let mut degenerate = 0;
+        for c in &mut self.constraints {
+            if c.project(particles, step) == Projection::Degenerate {
+                degenerate += 1;
+            }
+        }
+        degenerate
+    }
+}
 
 /// A distance constraint between particles `a` and `b`, with its multiplier for this time step.
 #[derive(Debug, Clone, Copy, PartialEq)]

@@ -53,8 +53,8 @@
 //! so that the numbers below come out exact.
 //!
 //! **Degenerate constraints.** When two particles of a distance constraint come closer than
-//! [`MIN_LENGTH`](weft_core::distance::MIN_LENGTH) (1 µm), `n` is undefined; when they are
-//! farther apart than [`MAX_LENGTH`](weft_core::distance::MAX_LENGTH) (10⁹ m, or at a
+//! [`MIN_LENGTH`](weft_core::kinds::distance::MIN_LENGTH) (1 µm), `n` is undefined; when they are
+//! farther apart than [`MAX_LENGTH`](weft_core::kinds::distance::MAX_LENGTH) (10⁹ m, or at a
 //! non-finite distance), a correction could overflow. Either way the projection is skipped
 //! (`Δλ = 0`) and counted in [`ReferenceStepStats::degenerate`]. Finite input never produces a
 //! non-finite position.

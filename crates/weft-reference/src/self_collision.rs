@@ -21,7 +21,7 @@
 
 use glam::Vec3;
 use weft_core::Model;
-use weft_core::distance::MIN_LENGTH;
+use weft_core::kinds::distance::MIN_LENGTH;
 use weft_core::self_collision::{RELAXATION, SEARCH_SCALE};
 
 use crate::particle::Particle;

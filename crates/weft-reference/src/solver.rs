@@ -2,10 +2,48 @@
 
 use glam::Vec3;
 use weft_core::Model;
+use weft_core::kinds::{KindId, PerKind};
 use weft_core::settings::TimeStep;
 
-use crate::distance::{DistanceConstraint, Projection};
 use crate::particle::Particle;
+
+/// Makes [`Twins`] from the registry of constraint kinds (`weft_core::constraint_kinds!`).
+macro_rules! twins {
+    (
+        batched { $(
+            $field:ident : $kind:ident in $module:ident [$k:literal, $p:literal]
+            { $($key:ident : $ty:ident),* $(,)? }
+        ),* $(,)? }
+        phased { $($pfield:ident : $pid:ident = $pinfo:path),* $(,)? }
+    ) => {
+        /// The twin of every batched constraint kind (each kind's `Set`, in the module named
+        /// as in its registry line), in registry order.
+        #[derive(Debug, Clone, PartialEq)]
+        struct Twins {
+            $($field: crate::$module::Set,)*
+        }
+
+        impl Twins {
+            /// Copies every batched set of `model`, in its solve order.
+            fn from_model(model: &Model) -> Self {
+                Twins { $($field: crate::$module::Set::from_model(model),)* }
+            }
+
+            /// Sets every `λ` to 0.
+            fn reset(&mut self) {
+                $(self.$field.reset();)*
+            }
+
+            /// One sweep over every kind, kind after kind, adding the degenerate projections of
+            /// each to `degenerate`.
+            fn project_all(&mut self, particles: &mut [Particle], step: &TimeStep, degenerate: &mut PerKind<u64>) {
+                $(degenerate[KindId::$kind] += self.$field.project_all(particles, step);)*
+            }
+        }
+    };
+}
+
+weft_core::constraint_kinds!(twins);
 
 /// weft's XPBD time step, written plainly: array of structs, `glam::Vec3`, `f32`, one constraint
 /// at a time in the model's solve order.
@@ -17,18 +55,14 @@ use crate::particle::Particle;
 #[derive(Debug, Clone, PartialEq)]
 pub struct ReferenceSolver {
     particles: Vec<Particle>,
-    /// In solve order: colour by colour, then the serial list.
-    distance: Vec<DistanceConstraint>,
+    /// The batched constraint kinds, each in solve order: colour by colour, then the serial list.
+    kinds: Twins,
     /// `h` (s) and the factors derived from it, as `weft-core` rounds them.
     time_step: TimeStep,
     /// Solver iterations per time step.
     iterations: u32,
     /// Gravity in m/s².
     gravity: Vec3,
-    /// Bending constraints, in solve order.
-    bending: crate::bending::Set,
-    /// Tethers, in solve order.
-    tethers: crate::tether::Set,
     /// Volume constraints.
     volumes: crate::volume::Set,
     /// Triangles in the wind.
@@ -51,20 +85,12 @@ pub struct ReferenceSolver {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct ReferenceStepStats {
     /// Constraint projections skipped as degenerate (particles closer than
-    /// [`MIN_LENGTH`](weft_core::distance::MIN_LENGTH) or farther apart than
-    /// [`MAX_LENGTH`](weft_core::distance::MAX_LENGTH)), summed over the iterations: a
+    /// [`MIN_LENGTH`](weft_core::kinds::distance::MIN_LENGTH) or farther apart than
+    /// [`MAX_LENGTH`](weft_core::kinds::distance::MAX_LENGTH), say), summed over the iterations: a
     /// constraint skipped in all of 8 iterations counts 8. All kinds together.
     pub degenerate: u64,
-    /// Of which distance constraints.
-    pub distance: u64,
-    /// Of which bending constraints.
-    pub bending: u64,
-    /// Of which tethers.
-    pub tethers: u64,
-    /// Of which volume constraints.
-    pub volume: u64,
-    /// Of which self-collision contacts (two particles closer than 1 µm).
-    pub self_collision: u64,
+    /// Of which each constraint kind's (self-collision: two particles closer than 1 µm).
+    pub kinds: PerKind<u64>,
     /// Free particles deeper in a collider than half its thickness after the step.
     pub collider_deep: u64,
     /// Particles the swept check moved back to where their path entered a collider.
@@ -88,7 +114,7 @@ pub struct Residual {
 impl ReferenceSolver {
     /// Copies the model's particles, its settings (time step, iterations, gravity) and its
     /// distance constraints in the model's solve order
-    /// ([`DistanceBatches::solve_order`](weft_core::distance::DistanceBatches::solve_order):
+    /// ([`DistanceBatches::solve_order`](weft_core::kinds::distance::DistanceBatches::solve_order):
     /// colour by colour, then the serial list), each with its current `λ`.
     pub fn from_model(model: &Model) -> Self {
         let state = model.particles();
@@ -107,28 +133,13 @@ impl ReferenceSolver {
                 inv_mass: w,
             })
             .collect();
-        let distance = model
-            .distance()
-            .solve_order()
-            .map(|(packed, lambda)| (weft_core::distance::DistanceConstraint::from_packed(&packed), lambda))
-            .map(|(c, lambda)| DistanceConstraint {
-                a: c.particles[0] as usize,
-                b: c.particles[1] as usize,
-                rest_length: c.rest_length,
-                compliance: c.compliance.get(),
-                damping: c.damping,
-                lambda,
-            })
-            .collect();
         let settings = model.settings();
         ReferenceSolver {
             particles,
-            distance,
+            kinds: Twins::from_model(model),
             time_step: settings.time_step(),
             iterations: settings.iterations,
             gravity: Vec3::from_array(settings.gravity),
-            bending: crate::bending::Set::from_model(model),
-            tethers: crate::tether::Set::from_model(model),
             volumes: crate::volume::Set::from_model(model),
             aero: crate::aero::Aero::from_model(model),
             self_collision: crate::self_collision::Set::from_model(model),
@@ -176,11 +187,10 @@ impl ReferenceSolver {
         }
         self.meshes.begin_step(&self.particles, self.time, end);
         for _ in 0..self.iterations {
-            stats.distance += self.project_distances();
-            stats.bending += self.bending.project_all(&mut self.particles, &self.time_step);
-            stats.tethers += self.tethers.project_all(&mut self.particles, &self.time_step);
-            stats.volume += self.volumes.project_all(&mut self.particles, &self.time_step);
-            stats.self_collision += self.self_collision.project_all(&mut self.particles);
+            let (particles, step) = (&mut self.particles, &self.time_step);
+            self.kinds.project_all(particles, step, &mut stats.kinds);
+            stats.kinds[KindId::Volume] += self.volumes.project_all(particles, step);
+            stats.kinds[KindId::SelfCollision] += self.self_collision.project_all(particles);
             self.surface.project_all(&mut self.particles);
             if !self.colliders.is_empty() {
                 self.colliders.project_all(&mut self.particles, true);
@@ -206,8 +216,7 @@ impl ReferenceSolver {
                 })
                 .count() as u64;
         }
-        stats.degenerate =
-            stats.distance + stats.bending + stats.tethers + stats.volume + stats.self_collision;
+        stats.degenerate = stats.kinds.iter().map(|(_, &d)| d).sum();
         stats.held += self.update_velocities();
         self.time += self.time_step.h64;
         stats
@@ -253,11 +262,7 @@ impl ReferenceSolver {
 
     /// Step 3: `λ` starts every time step at 0 (no warm start across steps).
     fn reset_lambdas(&mut self) {
-        for c in &mut self.distance {
-            c.lambda = 0.0;
-        }
-        self.bending.reset();
-        self.tethers.reset();
+        self.kinds.reset();
         self.volumes.reset();
     }
 
@@ -267,13 +272,7 @@ impl ReferenceSolver {
     /// Public so that benchmarks can time the projections alone, as they time the kernels'; a
     /// step calls it `iterations` times between the prediction and the velocity update.
     pub fn project_distances(&mut self) -> u64 {
-        let mut degenerate = 0;
-        for c in &mut self.distance {
-            if c.project(&mut self.particles, &self.time_step) == Projection::Degenerate {
-                degenerate += 1;
-            }
-        }
-        degenerate
+        self.kinds.distance.project_all(&mut self.particles, &self.time_step)
     }
 
     /// Step 4: the velocity (m/s) that carries `x_prev` to the corrected `x` in one step, `d/h`,
@@ -311,7 +310,7 @@ impl ReferenceSolver {
     /// its `Δλ` over that step's iterations); `λ/h²` is the constraint force in N. Before the
     /// first step: the model's `λ`, normally 0.
     pub fn lambdas(&self) -> Vec<f32> {
-        self.distance.iter().map(|c| c.lambda).collect()
+        self.kinds.distance.constraints.iter().map(|c| c.lambda).collect()
     }
 
     /// The time step `h` (s) and its derived factors, as taken from the model's settings.
@@ -321,17 +320,18 @@ impl ReferenceSolver {
 
     /// Max and mean `|C|` in m over all distance constraints, for the positions now.
     pub fn residual(&self) -> Residual {
-        if self.distance.is_empty() {
+        let distance = &self.kinds.distance.constraints;
+        if distance.is_empty() {
             return Residual::default();
         }
         let mut max = 0.0f32;
         let mut sum = 0.0f64;
-        for c in &self.distance {
+        for c in distance {
             let error = c.value(&self.particles).abs();
             max = max.max(error);
             sum += error as f64;
         }
-        Residual { max, mean: (sum / self.distance.len() as f64) as f32 }
+        Residual { max, mean: (sum / distance.len() as f64) as f32 }
     }
 }
 
@@ -601,9 +601,9 @@ mod tests {
             },
         );
         let solver = ReferenceSolver::from_model(&model);
-        let ours: Vec<[usize; 2]> = solver.distance.iter().map(|c| [c.a, c.b]).collect();
+        let ours: Vec<[usize; 2]> = solver.kinds.distance.constraints.iter().map(|c| [c.a, c.b]).collect();
         let core: Vec<[usize; 2]> =
-            model.distance().solve_order().map(|(c, _)| c.particles.map(|p| p as usize)).collect();
+            model.sets().distance.solve_order().map(|(c, _)| c.particles.map(|p| p as usize)).collect();
         assert_eq!(ours, core);
         assert_eq!(solver.lambdas(), vec![0.0; 10]);
     }

@@ -13,9 +13,9 @@
 
 use glam::Vec3;
 use weft_core::Model;
-use weft_core::distance::{MAX_LENGTH, MIN_LENGTH};
+use weft_core::kinds::distance::{MAX_LENGTH, MIN_LENGTH};
+use weft_core::kinds::tether::{COMPLIANCE, MAX_LENGTH as BOUND};
 use weft_core::settings::TimeStep;
-use weft_core::tether::{COMPLIANCE, MAX_LENGTH as BOUND};
 
 use crate::particle::Particle;
 
@@ -44,7 +44,8 @@ impl Set {
     /// Copies the model's tethers in solve order.
     pub(crate) fn from_model(model: &Model) -> Self {
         let tethers = model
-            .tethers()
+            .sets()
+            .tethers
             .solve_order()
             .map(|(c, lambda)| Tether {
                 particle: c.particles[0] as usize,

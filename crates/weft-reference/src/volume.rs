@@ -22,7 +22,7 @@ use std::ops::Range;
 
 use glam::{DVec3, Vec3};
 use weft_core::Model;
-use weft_core::distance::MAX_LENGTH;
+use weft_core::kinds::distance::MAX_LENGTH;
 use weft_core::settings::TimeStep;
 
 use crate::particle::Particle;

@@ -36,6 +36,7 @@ pub mod text;
 use std::path::{Path, PathBuf};
 
 use weft_core::Model;
+use weft_core::kinds::{KindId, Plot};
 
 pub use bake_folder::{BakeFolder, load_bake_scene};
 pub use error::ReportError;
@@ -223,20 +224,16 @@ fn stat_plots(folders: &[&BakeFolder], notes: &mut Vec<String>) -> Result<Vec<(S
         notes.push("stats.csv has no max_stretch values: no strain.png".to_string());
     }
 
-    // Constraint error: a panel per residual kind the bakes have (kinds a scene lacks read 0).
-    let residuals = [
-        ("distance_max_abs_c_m", 1e3, "Distance constraints: largest |C|", "|C| (mm)"),
-        ("bending_max_abs_c_rad", 1.0, "Bending constraints: largest |C|", "|C| (rad)"),
-        ("tether_max_excess_m", 1e3, "Tethers: largest excess", "excess (mm)"),
-        ("volume_max_rel_error", 100.0, "Volume: largest relative error", "error (%)"),
-    ];
-    let all: Vec<_> =
-        residuals.iter().map(|&(column, scale, title, y)| (lines(column, scale), title, y)).collect();
-    if all.iter().any(|(l, _, _)| measured(l)) {
+    // Constraint error: a panel per plotted residual column of the constraint kinds (registry
+    // order), for the kinds the bakes have (kinds a scene lacks read 0).
+    let residuals: Vec<(&str, Plot)> =
+        KindId::ALL.iter().flat_map(|k| k.info().columns).filter_map(|c| Some((c.name, c.plot?))).collect();
+    let all: Vec<_> = residuals.iter().map(|(column, plot)| (lines(column, plot.scale), plot)).collect();
+    if all.iter().any(|(l, _)| measured(l)) {
         let mut panels: Vec<Panel> =
-            all.iter().filter(|(l, _, _)| nonzero(l)).map(|(l, t, y)| panel(t, y, l.clone())).collect();
+            all.iter().filter(|(l, _)| nonzero(l)).map(|(l, p)| panel(p.title, p.axis, l.clone())).collect();
         if panels.is_empty() {
-            panels.push(panel(residuals[0].2, residuals[0].3, all[0].0.clone()));
+            panels.push(panel(all[0].1.title, all[0].1.axis, all[0].0.clone()));
         }
         out.push(("constraint_error.png".to_string(), plots::plot("constraint_error.png", TIME, &panels)?));
     } else {

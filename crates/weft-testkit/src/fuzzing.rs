@@ -9,9 +9,12 @@
 use std::path::Path;
 
 use arbitrary::{Result as ArbResult, Unstructured};
-use weft_core::bending::BendingDesc;
 use weft_core::collider::{Friction, RigidKey};
 use weft_core::follow::FollowDesc;
+use weft_core::kinds::{KindDescs, KindId};
+
+use crate::examples::ExampleKeys;
+use weft_core::kinds::bending::BendingDesc;
 use weft_core::limits::Limits;
 use weft_core::mesh::mesh_edges;
 use weft_core::mesh_collider::MeshColliderDesc;
@@ -52,7 +55,7 @@ pub fn scene_text(data: &[u8]) {
         Err(e) => return assert_one_line(&e.to_string()),
     };
     let report = model.report().clone();
-    assert_eq!(report.stretch + report.shear, model.distance().len());
+    assert_eq!(report.stretch + report.shear, model.sets().distance.len());
     assert!(model.particles().all_finite(), "a valid scene starts finite");
     // Iterations × steps bounded so that one input stays fast.
     if model.settings().iterations <= 64 {
@@ -124,10 +127,13 @@ pub fn obj_bytes(data: &[u8]) {
             },
         ],
         pins: vec![0],
-        bending: Some(BendingDesc {
-            elasticity: Elasticity::Compliance(Compliance::new(1.0).expect("valid")),
-            damping: 0.0,
-        }),
+        kinds: KindDescs {
+            bending: Some(BendingDesc {
+                elasticity: Elasticity::Compliance(Compliance::new(1.0).expect("valid")),
+                damping: 0.0,
+            }),
+            ..KindDescs::default()
+        },
         non_manifold: if options & 2 == 2 { NonManifold::Skip } else { NonManifold::Error },
         ..ClothDesc::default()
     };
@@ -301,7 +307,7 @@ pub fn arbitrary_scene(data: &[u8]) {
         Vec::new()
     };
     let r = fast.report();
-    let constraints = r.stretch + r.shear + r.bending.constraints + r.tethers.constraints + r.volumes;
+    let constraints = r.sets.iter().map(|(_, set)| set.constraints).sum::<usize>() + r.volumes;
     let projections = constraints as u64 * fast.settings().iterations as u64;
     for _ in 0..ARBITRARY_STEPS {
         let a = weft_kernels::step(&mut fast, &StepOptions { path: KernelPath::Simd, residual: true });
@@ -544,7 +550,7 @@ impl ArbitraryScene {
             triangles,
             edge_sets,
             pins,
-            bending,
+            kinds: KindDescs { bending, ..KindDescs::default() },
             non_manifold: if u.arbitrary()? { NonManifold::Skip } else { NonManifold::Error },
             ..ClothDesc::default()
         };
@@ -558,6 +564,24 @@ impl ArbitraryScene {
                 2 => Some(FollowDesc::Keys(two_keys(u)?)),
                 _ => None,
             };
+        }
+        // Every other batched kind of the registry, with its example keys, one byte each (drawn
+        // last: an exhausted input reads 0, off). Bending keeps the values drawn above.
+        let others: Vec<KindId> = KindId::ALL
+            .iter()
+            .copied()
+            .filter(|&k| k.is_batched() && k != KindId::Bending && !k.info().example.is_empty())
+            .collect();
+        let mut on = Vec::new();
+        for kind in others {
+            if u.arbitrary::<u8>()? % 2 == 1 {
+                on.push(kind);
+            }
+        }
+        let has_pins = !cloth.pins.is_empty();
+        if let Ok(mut kinds) = ExampleKeys::of(&on, has_pins).descs() {
+            kinds.bending = cloth.kinds.bending.take();
+            cloth.kinds = kinds;
         }
         Ok(ArbitraryScene { settings, cloth, meshes })
     }
@@ -623,7 +647,10 @@ impl ArbitraryScene {
             && c.edge_sets
                 .iter()
                 .all(|e| material_ok(e.elasticity.compliance().get(), e.damping) && e.rest_lengths.is_none())
-            && c.bending.as_ref().is_none_or(|b| material_ok(b.elasticity.compliance().get(), b.damping))
+            && c.kinds
+                .bending
+                .as_ref()
+                .is_none_or(|b| material_ok(b.elasticity.compliance().get(), b.damping))
             && c.positions.iter().enumerate().all(|(i, &a)| c.positions[..i].iter().all(|&b| far(a, b)))
             && c.triangles.iter().all(|t| {
                 let p = |k: usize| c.positions.get(t[k] as usize).copied();

@@ -1,7 +1,9 @@
 //! Model builders and state comparisons shared by the tests: settings, the worked two-particle
 //! example, grid cloths, positions and bit patterns of a model's state, tolerances.
 
+use weft_core::batches::Batches;
 use weft_core::grid::{GridDesc, GridPlane};
+use weft_core::kinds::{BatchedKind, SetVisitor};
 use weft_core::limits::Limits;
 use weft_core::units::{Compliance, Elasticity};
 use weft_core::{ClothDesc, EdgeSet, MassSpec, Model, ModelBuilder, SimSettings};
@@ -165,17 +167,28 @@ pub fn max_diff(a: &[[f32; 3]], b: &[[f32; 3]]) -> f32 {
     a.iter().zip(b).flat_map(|(p, q)| (0..3).map(move |i| (p[i] - q[i]).abs())).fold(0.0, f32::max)
 }
 
-/// Bit patterns of every position, velocity and `λ` of a model (for exact comparisons). Only
-/// real constraints count: padding lanes hold no meaning.
+/// Bit patterns of every position, velocity and `λ` (of every batched kind) of a model, for exact
+/// comparisons. Only real constraints count: padding lanes hold no meaning.
 pub fn state_bits(model: &Model) -> Vec<u32> {
     let p = model.particles();
-    p.positions()
+    let mut bits: Vec<u32> = p
+        .positions()
         .iter()
         .chain(p.prev_positions())
         .chain(p.velocities())
         .flat_map(|r| r.map(f32::to_bits))
-        .chain(model.distance().solve_order().map(|(_, lambda)| lambda.to_bits()))
-        .collect()
+        .collect();
+    model.sets().visit(&mut LambdaBits(&mut bits));
+    bits
+}
+
+/// Appends the bits of every `λ` of each set it visits.
+struct LambdaBits<'b>(&'b mut Vec<u32>);
+
+impl SetVisitor<'_> for LambdaBits<'_> {
+    fn visit<T: BatchedKind<K, P>, const K: usize, const P: usize>(&mut self, _kind: T, set: &Batches<K, P>) {
+        self.0.extend(set.solve_order().map(|(_, lambda)| lambda.to_bits()));
+    }
 }
 
 /// The model with every coordinate one ulp off (alternately up and down): run by the reference

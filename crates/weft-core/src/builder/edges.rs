@@ -7,8 +7,8 @@ use std::collections::HashMap;
 
 use super::particles::check_index;
 use crate::cloth::{ClothDesc, ClothErrors};
-use crate::distance::{DistanceConstraint, MAX_LENGTH, MIN_LENGTH};
 use crate::error::{BuildError, Rule, widen};
+use crate::kinds::distance::{DistanceConstraint, MAX_LENGTH, MIN_LENGTH};
 use crate::settings::TimeStep;
 use crate::topology::distance;
 

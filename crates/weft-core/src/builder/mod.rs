@@ -39,22 +39,20 @@ mod masses;
 mod particles;
 
 use crate::aero::AeroModel;
-use crate::batches::Packed;
-use crate::bending::BendingBatches;
 use crate::binding::{BindError, Binding, PROXY_SUFFIX, RenderMesh, RenderMeshDesc};
 use crate::cloth::{ClothContext, ClothErrors};
 pub use crate::cloth::{ClothDesc, EdgeSet, MassSpec, NonManifold};
 use crate::collider::{Collider, ColliderDesc};
-use crate::distance::{DistanceBatches, DistanceConstraint, DistanceKind};
 use crate::error::{BuildError, ClothRef, Location, Rule};
 use crate::follow::{FollowDesc, Followers, Leader};
+use crate::kinds::PackedSets;
+use crate::kinds::distance::{DistanceConstraint, DistanceKind};
 use crate::limits::{Limits, RAISE_HINT};
 use crate::mesh_collider::{MeshCollider, MeshColliderDesc};
-use crate::model::{BuildReport, ClothInfo, Model, SetReport};
+use crate::model::{BuildReport, ClothInfo, Model};
 use crate::polygons::Polygons;
 use crate::self_collision::SelfCollisionMode;
 use crate::settings::SimSettings;
-use crate::tether::TetherBatches;
 use crate::volume::VolumeConstraint;
 
 /// A cloth whose pins follow something, until [`ModelBuilder::build`] resolves it.
@@ -78,9 +76,8 @@ pub struct ModelBuilder {
     positions: Vec<[f32; 3]>,
     velocities: Vec<[f32; 3]>,
     inv_mass: Vec<f32>,
-    constraints: Vec<DistanceConstraint>,
-    bending: Vec<Packed<4, 3>>,
-    tethers: Vec<Packed<2, 2>>,
+    /// The batched constraints of the cloths added so far, one list per kind.
+    sets: PackedSets,
     volumes: Vec<VolumeConstraint>,
     aero: Vec<crate::aero::AeroTriangle>,
     cloths: Vec<ClothInfo>,
@@ -120,9 +117,7 @@ impl ModelBuilder {
             positions: Vec::new(),
             velocities: Vec::new(),
             inv_mass: Vec::new(),
-            constraints: Vec::new(),
-            bending: Vec::new(),
-            tethers: Vec::new(),
+            sets: PackedSets::default(),
             volumes: Vec::new(),
             aero: Vec::new(),
             cloths: Vec::new(),
@@ -157,9 +152,10 @@ impl ModelBuilder {
         let offset = self.positions.len() as u32;
         let time_step = self.settings.time_step();
         let (constraints, dropped) = edges::distance_constraints(desc, &pinned, offset, &time_step, e)?;
-        self.check_constraint_total(self.constraints.len() as u64 + constraints.len() as u64, e)?;
+        self.check_constraint_total(self.sets.distance.len() as u64 + constraints.len() as u64, e)?;
 
-        // The other constraint kinds, each from its own module.
+        // Every batched kind, from the registry: distance from the checked edge sets, the others
+        // from their descriptions.
         let local: Vec<DistanceConstraint> = constraints
             .iter()
             .map(|c| DistanceConstraint { particles: c.particles.map(|p| p - offset), ..*c })
@@ -173,14 +169,10 @@ impl ModelBuilder {
             topology: &topology,
             distance: &local,
         };
-        let bending = crate::bending::build(&ctx)?;
-        let tethers = crate::tether::build(&ctx)?;
+        let sets = PackedSets::build(&desc.kinds, &ctx)?;
         let volume = crate::volume::build(&ctx)?;
         let aero = crate::aero::build(&ctx)?;
-        let total = self.constraints.len() as u64
-            + constraints.len() as u64
-            + (self.bending.len() + bending.len() + self.tethers.len() + tethers.len()) as u64;
-        self.check_constraint_total(total, e)?;
+        self.check_constraint_total(self.sets.len() as u64 + sets.len() as u64, e)?;
 
         let (particle_sc, surface_sc) = match desc.self_collision_mode {
             SelfCollisionMode::Particles => (desc.self_collision.as_ref(), None),
@@ -205,15 +197,13 @@ impl ModelBuilder {
         // Everything holds: commit.
         self.self_collision.commit(self_collision);
         self.surface_collision.commit(surface_collision);
-        self.bending.extend(bending);
-        self.tethers.extend(tethers);
+        self.sets.append(sets);
         self.volumes.extend(volume);
         self.aero.extend(aero);
         let start = self.positions.len();
         self.positions.extend_from_slice(&desc.positions);
         self.velocities.extend_from_slice(&velocities);
         self.inv_mass.extend_from_slice(&inv_mass);
-        self.constraints.extend(constraints);
         self.dropped_pinned += dropped;
         if let Some(follow) = &desc.follow {
             let pins: Vec<(u32, [f32; 3])> =
@@ -350,21 +340,17 @@ impl ModelBuilder {
         let followers = self.followers()?;
         let free: Vec<bool> = self.inv_mass.iter().map(|&w| w > 0.0).collect();
         let particles = crate::particles::Particles::new(&self.positions, &self.velocities, &self.inv_mass);
-        let packed: Vec<_> = self.constraints.iter().map(DistanceConstraint::packed).collect();
-        let distance = DistanceBatches::new(&packed, &free);
-        let bending = BendingBatches::new(&self.bending, &free);
-        let tethers = TetherBatches::new(&self.tethers, &free);
+        let count = |kind: DistanceKind| self.sets.distance.iter().filter(|c| c.tag == kind as u8).count();
+        let (stretch, shear) = (count(DistanceKind::Stretch), count(DistanceKind::Shear));
+        let sets = self.sets.into_sets(&free);
         let aero = AeroModel::new(&self.aero, &self.settings, particles.len());
-        let count = |k| self.constraints.iter().filter(|c| c.kind == k).count();
         let report = BuildReport {
             particles: particles.len(),
             pinned: free.iter().filter(|&&f| !f).count(),
-            stretch: count(DistanceKind::Stretch),
-            shear: count(DistanceKind::Shear),
+            stretch,
+            shear,
             dropped_pinned: self.dropped_pinned,
-            distance: SetReport::of(&distance),
-            bending: SetReport::of(&bending),
-            tethers: SetReport::of(&tethers),
+            sets: sets.reports(),
             volumes: self.volumes.len(),
             aero_triangles: aero.triangles.len(),
             colliders: self.colliders.len(),
@@ -374,9 +360,7 @@ impl ModelBuilder {
         Ok(Model {
             settings: self.settings,
             particles,
-            distance,
-            bending,
-            tethers,
+            sets,
             volumes: self.volumes,
             aero,
             colliders: self.colliders,

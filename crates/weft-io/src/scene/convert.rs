@@ -17,16 +17,15 @@ use std::path::{Path, PathBuf};
 use toml::Spanned;
 use weft_core::Rule;
 use weft_core::aero::AeroDesc;
-use weft_core::bending::BendingDesc;
 use weft_core::binding::RenderMeshDesc;
 use weft_core::builder::{ClothDesc, EdgeSet, MassSpec, NonManifold};
 use weft_core::follow::FollowDesc;
 use weft_core::grid::{GridDesc, GridMesh, GridPlane};
+use weft_core::kinds::{KindDescs, SceneKeys};
 use weft_core::limits::{Limits, RAISE_HINT};
 use weft_core::mesh::{Grain, classify_grain, in_box, mesh_edges, parse_index_list};
 use weft_core::self_collision::{SelfCollisionDesc, SelfCollisionMode};
 use weft_core::settings::{SimSettings, StrainTolerance, WindKey};
-use weft_core::tether::TetherDesc;
 use weft_core::units::UnitError;
 use weft_core::units::{Compliance, Elasticity, Stiffness};
 use weft_core::volume::VolumeDesc;
@@ -34,8 +33,8 @@ use weft_core::volume::VolumeDesc;
 use super::MAX_SCENE_BYTES;
 use super::error::{SceneError, SceneRule, SourcePos};
 use super::raw::{
-    Corner, Fixed, NonManifoldPolicy, OneOrList, Plane, RawBox, RawCloth, RawFollow, RawGrid, RawScene,
-    RawSelfCollision, RawSimulation, SpannedList, WindItem,
+    Corner, Fixed, KindValue, NonManifoldPolicy, OneOrList, Plane, RawBox, RawCloth, RawFollow, RawGrid,
+    RawScene, RawSelfCollision, RawSimulation, SpannedList, WindItem,
 };
 use super::sources::{ClothSource, MeshLines, PinRun};
 use super::spans::{KeySpans, Source, one_line};
@@ -870,9 +869,10 @@ impl<'a> Cloth<'a> {
         Ok(())
     }
 
-    /// `non_manifold`, and the constraint kinds beyond distance: bending, tethers, volume, drag
-    /// and lift. A kind is on when any of its keys is given; its other keys take their defaults.
-    /// Baking to a strain `tolerance`, a pinned cloth has tethers unless `tethers = false`.
+    /// `non_manifold`, and the constraint kinds beyond distance: the batched kinds of the registry
+    /// (bending, tethers: each kind says what its keys mean, see `weft_core::kinds`), volume,
+    /// drag and lift, self-collision. A kind is on when any of its keys is given; its other keys
+    /// take their defaults.
     fn kinds(
         &mut self,
         raw: &mut RawCloth,
@@ -887,60 +887,8 @@ impl<'a> Cloth<'a> {
             };
         }
 
-        let bending = self.material(
-            ("bending_compliance", raw.bending_compliance.take()),
-            ("bending_stiffness", raw.bending_stiffness.take()),
-        )?;
-        let damping = self.optional("bending_damping", &raw.bending_damping)?;
-        match (bending, damping) {
-            (None, None) => {}
-            (None, Some(_)) => {
-                let needs = "`bending_compliance` or `bending_stiffness`: it damps the bending material";
-                let at = start(&raw.bending_damping).unwrap_or_default();
-                return Err(self.fail(
-                    "bending_damping",
-                    at,
-                    SceneRule::Needs { key: "bending_damping", needs },
-                ));
-            }
-            (Some(elasticity), damping) => {
-                desc.bending = Some(BendingDesc { elasticity, damping: damping.unwrap_or(0.0) });
-            }
-        }
-
-        let scale = self.optional("tether_scale", &raw.tether_scale)?;
-        let material_key =
-            if raw.tether_compliance.is_some() { "tether_compliance" } else { "tether_stiffness" };
-        let tether = self.material(
-            ("tether_compliance", raw.tether_compliance.take()),
-            ("tether_stiffness", raw.tether_stiffness.take()),
-        )?;
-        let switch = raw.tethers.as_ref().map(|t| {
-            self.spans.key("tethers", t.span());
-            (*t.get_ref(), t.span().start)
-        });
-        let keyed = scale.is_some() || tether.is_some();
-        let on = match switch {
-            Some((false, at)) if keyed => {
-                let second = if scale.is_some() { "tether_scale" } else { material_key };
-                return Err(self.fail(
-                    "tethers",
-                    at,
-                    SceneRule::Conflict { first: "tethers = false", second },
-                ));
-            }
-            Some((on, _)) => on || keyed,
-            // Baking to a tolerance, a pinned cloth is tethered by default: long-range limits make
-            // a hanging cloth converge with far fewer substeps (docs/physics.md).
-            None => keyed || (tolerance.is_some() && !desc.pins.is_empty()),
-        };
-        if on {
-            let default_scale = tolerance.map_or(1.0, TetherDesc::tolerance_scale);
-            desc.tethers = Some(TetherDesc {
-                scale: scale.unwrap_or(default_scale),
-                elasticity: tether.unwrap_or(Elasticity::RIGID),
-            });
-        }
+        let has_pins = !desc.pins.is_empty();
+        desc.kinds = KindDescs::describe(&mut KindKeys { cx: self, raw, tolerance, has_pins })?;
 
         let pressure = self.optional("pressure", &raw.pressure)?;
         let volume = self.material(
@@ -1064,6 +1012,81 @@ impl Cloth<'_> {
             cache_proxy: cache_proxy.is_some_and(|c| c.into_inner()),
         });
         Ok(())
+    }
+}
+
+/// A cloth's keys of the batched constraint kinds, as their descriptions read them (see
+/// [`SceneKeys`]).
+struct KindKeys<'c, 'a> {
+    cx: &'c mut Cloth<'a>,
+    raw: &'c mut RawCloth,
+    tolerance: Option<&'c StrainTolerance>,
+    has_pins: bool,
+}
+
+impl KindKeys<'_, '_> {
+    /// The number `key`, taken out of the table.
+    fn take_number(&mut self, key: &'static str) -> Option<Spanned<f64>> {
+        match self.raw.take_kind_key(key) {
+            None => None,
+            Some(KindValue::Number(v)) => Some(v),
+            Some(KindValue::Switch(_)) => panic!("`{key}` is a switch in the registry, read as a number"),
+        }
+    }
+
+    /// Where `key` (read already) is in the file.
+    fn at(&self, key: &'static str) -> usize {
+        self.cx.spans.locate(key, None).0
+    }
+}
+
+impl SceneKeys for KindKeys<'_, '_> {
+    type Error = SceneError;
+
+    fn given(&self, key: &'static str) -> bool {
+        self.raw.has_kind_key(key)
+    }
+
+    fn number(&mut self, key: &'static str) -> Result<Option<f32>, SceneError> {
+        match self.take_number(key) {
+            Some(v) => self.cx.scalar(key, &v).map(Some),
+            None => Ok(None),
+        }
+    }
+
+    fn switch(&mut self, key: &'static str) -> Option<bool> {
+        match self.raw.take_kind_key(key)? {
+            KindValue::Switch(v) => {
+                self.cx.spans.key(key, v.span());
+                Some(*v.get_ref())
+            }
+            KindValue::Number(_) => panic!("`{key}` is a number in the registry, read as a switch"),
+        }
+    }
+
+    fn material(
+        &mut self,
+        compliance: &'static str,
+        stiffness: &'static str,
+    ) -> Result<Option<Elasticity>, SceneError> {
+        let (c, k) = (self.take_number(compliance), self.take_number(stiffness));
+        self.cx.material((compliance, c), (stiffness, k))
+    }
+
+    fn needs(&self, key: &'static str, needs: &'static str) -> SceneError {
+        self.cx.fail(key, self.at(key), SceneRule::Needs { key, needs })
+    }
+
+    fn conflict(&self, key: &'static str, first: &'static str, second: &'static str) -> SceneError {
+        self.cx.fail(key, self.at(key), SceneRule::Conflict { first, second })
+    }
+
+    fn tolerance(&self) -> Option<&StrainTolerance> {
+        self.tolerance
+    }
+
+    fn has_pins(&self) -> bool {
+        self.has_pins
     }
 }
 

@@ -93,56 +93,104 @@ impl<'de> Deserialize<'de> for WindItem {
 /// A list whose elements each keep their span.
 pub(super) type SpannedList<T> = Spanned<Vec<Spanned<T>>>;
 
-/// One `[[cloth]]` table.
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub(super) struct RawCloth {
-    pub(super) name: Spanned<String>,
-    pub(super) positions: Option<SpannedList<Fixed<f64, 3>>>,
-    pub(super) grid: Option<Spanned<RawGrid>>,
-    pub(super) velocities: Option<SpannedList<Fixed<f64, 3>>>,
-    pub(super) particle_mass: Option<Spanned<f64>>,
-    pub(super) density: Option<Spanned<f64>>,
-    pub(super) triangles: Option<SpannedList<Fixed<i64, 3>>>,
-    pub(super) edges: Option<SpannedList<Fixed<i64, 2>>>,
-    pub(super) rest_lengths: Option<SpannedList<f64>>,
-    pub(super) stretch_compliance: Option<Spanned<f64>>,
-    pub(super) stretch_stiffness: Option<Spanned<f64>>,
-    pub(super) stretch_damping: Option<Spanned<f64>>,
-    pub(super) shear: Option<Spanned<bool>>,
-    pub(super) shear_edges: Option<SpannedList<Fixed<i64, 2>>>,
-    pub(super) shear_compliance: Option<Spanned<f64>>,
-    pub(super) shear_stiffness: Option<Spanned<f64>>,
-    pub(super) shear_damping: Option<Spanned<f64>>,
-    pub(super) pins: Option<SpannedList<i64>>,
-    pub(super) pin_corners: Option<SpannedList<Corner>>,
-    pub(super) mesh: Option<Spanned<String>>,
-    pub(super) object: Option<Spanned<OneOrList<String>>>,
-    pub(super) non_manifold: Option<Spanned<NonManifoldPolicy>>,
-    pub(super) pin_box: Option<Spanned<OneOrList<RawBox>>>,
-    pub(super) pin_file: Option<Spanned<String>>,
-    pub(super) warp_compliance: Option<Spanned<f64>>,
-    pub(super) warp_stiffness: Option<Spanned<f64>>,
-    pub(super) weft_compliance: Option<Spanned<f64>>,
-    pub(super) weft_stiffness: Option<Spanned<f64>>,
-    pub(super) bending_compliance: Option<Spanned<f64>>,
-    pub(super) bending_stiffness: Option<Spanned<f64>>,
-    pub(super) bending_damping: Option<Spanned<f64>>,
-    pub(super) tethers: Option<Spanned<bool>>,
-    pub(super) tether_scale: Option<Spanned<f64>>,
-    pub(super) tether_compliance: Option<Spanned<f64>>,
-    pub(super) tether_stiffness: Option<Spanned<f64>>,
-    pub(super) pressure: Option<Spanned<f64>>,
-    pub(super) volume_compliance: Option<Spanned<f64>>,
-    pub(super) volume_stiffness: Option<Spanned<f64>>,
-    pub(super) drag: Option<Spanned<f64>>,
-    pub(super) lift: Option<Spanned<f64>>,
-    pub(super) self_collision: Option<Spanned<RawSelfCollision>>,
-    pub(super) self_thickness: Option<Spanned<f64>>,
-    pub(super) self_friction: Option<Spanned<f64>>,
-    pub(super) follow: Option<Spanned<RawFollow>>,
-    pub(super) render_mesh: Option<Spanned<String>>,
-    pub(super) cache_proxy: Option<Spanned<bool>>,
+/// Makes [`RawCloth`] with the keys of the batched constraint kinds from the registry
+/// (`weft_core::constraint_kinds!`), where the keys of bending and tethers always stood.
+macro_rules! raw_cloth {
+    (
+        batched { $(
+            $field:ident : $kind:ident in $module:ident [$k:literal, $p:literal]
+            { $($key:ident : $ty:ident),* $(,)? }
+        ),* $(,)? }
+        phased { $($pfield:ident : $pid:ident = $pinfo:path),* $(,)? }
+    ) => {
+        /// One `[[cloth]]` table.
+        #[derive(Debug, Deserialize)]
+        #[serde(deny_unknown_fields)]
+        pub(super) struct RawCloth {
+            pub(super) name: Spanned<String>,
+            pub(super) positions: Option<SpannedList<Fixed<f64, 3>>>,
+            pub(super) grid: Option<Spanned<RawGrid>>,
+            pub(super) velocities: Option<SpannedList<Fixed<f64, 3>>>,
+            pub(super) particle_mass: Option<Spanned<f64>>,
+            pub(super) density: Option<Spanned<f64>>,
+            pub(super) triangles: Option<SpannedList<Fixed<i64, 3>>>,
+            pub(super) edges: Option<SpannedList<Fixed<i64, 2>>>,
+            pub(super) rest_lengths: Option<SpannedList<f64>>,
+            pub(super) stretch_compliance: Option<Spanned<f64>>,
+            pub(super) stretch_stiffness: Option<Spanned<f64>>,
+            pub(super) stretch_damping: Option<Spanned<f64>>,
+            pub(super) shear: Option<Spanned<bool>>,
+            pub(super) shear_edges: Option<SpannedList<Fixed<i64, 2>>>,
+            pub(super) shear_compliance: Option<Spanned<f64>>,
+            pub(super) shear_stiffness: Option<Spanned<f64>>,
+            pub(super) shear_damping: Option<Spanned<f64>>,
+            pub(super) pins: Option<SpannedList<i64>>,
+            pub(super) pin_corners: Option<SpannedList<Corner>>,
+            pub(super) mesh: Option<Spanned<String>>,
+            pub(super) object: Option<Spanned<OneOrList<String>>>,
+            pub(super) non_manifold: Option<Spanned<NonManifoldPolicy>>,
+            pub(super) pin_box: Option<Spanned<OneOrList<RawBox>>>,
+            pub(super) pin_file: Option<Spanned<String>>,
+            pub(super) warp_compliance: Option<Spanned<f64>>,
+            pub(super) warp_stiffness: Option<Spanned<f64>>,
+            pub(super) weft_compliance: Option<Spanned<f64>>,
+            pub(super) weft_stiffness: Option<Spanned<f64>>,
+            $($(pub(super) $key: Option<Spanned<$ty>>,)*)*
+            pub(super) pressure: Option<Spanned<f64>>,
+            pub(super) volume_compliance: Option<Spanned<f64>>,
+            pub(super) volume_stiffness: Option<Spanned<f64>>,
+            pub(super) drag: Option<Spanned<f64>>,
+            pub(super) lift: Option<Spanned<f64>>,
+            pub(super) self_collision: Option<Spanned<RawSelfCollision>>,
+            pub(super) self_thickness: Option<Spanned<f64>>,
+            pub(super) self_friction: Option<Spanned<f64>>,
+            pub(super) follow: Option<Spanned<RawFollow>>,
+            pub(super) render_mesh: Option<Spanned<String>>,
+            pub(super) cache_proxy: Option<Spanned<bool>>,
+        }
+
+        impl RawCloth {
+            /// The value of a batched kind's key, taken out of the table (`None` if it is not
+            /// given, or not a key of a batched kind).
+            pub(super) fn take_kind_key(&mut self, key: &str) -> Option<KindValue> {
+                match key {
+                    $($(stringify!($key) => self.$key.take().map(KindValue::from),)*)*
+                    _ => None,
+                }
+            }
+
+            /// Whether a batched kind's key is given.
+            pub(super) fn has_kind_key(&self, key: &str) -> bool {
+                match key {
+                    $($(stringify!($key) => self.$key.is_some(),)*)*
+                    _ => false,
+                }
+            }
+        }
+    };
+}
+
+weft_core::constraint_kinds!(raw_cloth);
+
+/// The value of a batched constraint kind's key.
+#[derive(Debug)]
+pub(super) enum KindValue {
+    /// A number.
+    Number(Spanned<f64>),
+    /// A switch.
+    Switch(Spanned<bool>),
+}
+
+impl From<Spanned<f64>> for KindValue {
+    fn from(v: Spanned<f64>) -> Self {
+        KindValue::Number(v)
+    }
+}
+
+impl From<Spanned<bool>> for KindValue {
+    fn from(v: Spanned<bool>) -> Self {
+        KindValue::Switch(v)
+    }
 }
 
 /// `follow = "collider"` or `follow = [{ time, position, rotation }, ...]`.

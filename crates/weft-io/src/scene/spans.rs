@@ -7,6 +7,7 @@ use std::ops::Range;
 use std::path::{Path, PathBuf};
 
 use super::error::SourcePos;
+use weft_core::kinds::KindId;
 
 /// The text of a scene file and the name to show for it.
 pub(super) struct Source {
@@ -146,13 +147,12 @@ impl KeySpans {
             "shear_compliance" => &["shear_stiffness"],
             "warp_compliance" | "warp_edges" => &["warp_stiffness", "warp_compliance"],
             "weft_compliance" | "weft_edges" => &["weft_stiffness", "weft_compliance"],
-            f if f.starts_with("bending") => &["bending_compliance", "bending_stiffness", "bending_damping"],
-            f if f.starts_with("tether") => &["tether_compliance", "tether_stiffness", "tether_scale"],
             f if f.starts_with("volume") || f == "pressure" => {
                 &["volume_compliance", "volume_stiffness", "pressure"]
             }
             "drag" | "lift" | "aero" => &["drag", "lift"],
-            _ => &[],
+            // A batched kind's keys, as its registry line lists them.
+            f => kind_keys(f),
         };
         if let Some(k) = aliases.iter().find_map(|a| self.get(a)) {
             return (k.value, Found::Alias(k.key));
@@ -165,6 +165,11 @@ impl KeySpans {
             None => (self.table, Found::Table),
         }
     }
+}
+
+/// The keys of the batched kind that `field` is a key of (registry order), or none.
+fn kind_keys(field: &str) -> &'static [&'static str] {
+    KindId::ALL.iter().find(|k| k.keys().iter().any(|(key, _)| *key == field)).map_or(&[], |k| k.key_names())
 }
 
 #[cfg(test)]

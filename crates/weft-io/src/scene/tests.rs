@@ -905,17 +905,20 @@ fn wind_air_and_constraint_kinds() {
     );
     let scene = parse(&text).unwrap();
     let c = &scene.cloths()[0];
-    assert_eq!(c.bending.unwrap().elasticity.compliance().get(), 0.5);
-    assert_eq!(c.bending.unwrap().damping, 0.1);
-    assert_eq!(c.tethers.unwrap().scale, 1.1);
-    assert_eq!(c.tethers.unwrap().elasticity, weft_core::units::Elasticity::RIGID);
+    assert_eq!(c.kinds.bending.unwrap().elasticity.compliance().get(), 0.5);
+    assert_eq!(c.kinds.bending.unwrap().damping, 0.1);
+    assert_eq!(c.kinds.tethers.unwrap().scale, 1.1);
+    assert_eq!(c.kinds.tethers.unwrap().elasticity, weft_core::units::Elasticity::RIGID);
     assert_eq!(c.volume.unwrap().pressure, 1.5);
     assert_eq!((c.aero.unwrap().drag, c.aero.unwrap().lift), (0.5, 0.0));
     assert_eq!(c.non_manifold, weft_core::NonManifold::Skip);
     let fixed = parse(&flag_with("frames = 48", "frames = 48\nsubsteps = 4")).unwrap();
     let plain = &fixed.cloths()[0];
     assert!(
-        plain.bending.is_none() && plain.tethers.is_none() && plain.volume.is_none() && plain.aero.is_none()
+        plain.kinds.bending.is_none()
+            && plain.kinds.tethers.is_none()
+            && plain.volume.is_none()
+            && plain.aero.is_none()
     );
 
     let e = error(&flag_with("pin_corners", "bending_damping = 0.1\npin_corners"));
@@ -1250,22 +1253,22 @@ fn mesh_collider_mistakes_name_the_file_and_line() {
 #[test]
 fn a_pinned_cloth_baked_to_a_tolerance_is_tethered_unless_told_not_to() {
     // FLAG names neither `substeps` nor `iterations`: it bakes to the default 2 % tolerance.
-    let tethers = parse(FLAG).unwrap().cloths()[0].tethers.expect("tethered by default");
+    let tethers = parse(FLAG).unwrap().cloths()[0].kinds.tethers.expect("tethered by default");
     assert_eq!((tethers.scale, tethers.elasticity), (1.01, weft_core::units::Elasticity::RIGID));
     let tighter = parse(&flag_with("frames = 48", "frames = 48\nmax_strain = 0.005")).unwrap();
-    assert_eq!(tighter.cloths()[0].tethers.unwrap().scale, 1.0025);
+    assert_eq!(tighter.cloths()[0].kinds.tethers.unwrap().scale, 1.0025);
     // A key of their own keeps its value; the others take the tolerance's defaults.
     let keyed = parse(&flag_with("pin_corners", "tether_compliance = 1e-3\npin_corners")).unwrap();
-    assert_eq!(keyed.cloths()[0].tethers.unwrap().scale, 1.01);
+    assert_eq!(keyed.cloths()[0].kinds.tethers.unwrap().scale, 1.01);
     let off = parse(&flag_with("pin_corners", "tethers = false\npin_corners")).unwrap();
-    assert!(off.cloths()[0].tethers.is_none());
+    assert!(off.cloths()[0].kinds.tethers.is_none());
     // A fixed substep count keeps the old default: no tethers unless asked for.
     let fixed = parse(&flag_with("frames = 48", "frames = 48\nsubsteps = 8")).unwrap();
-    assert!(fixed.cloths()[0].tethers.is_none());
+    assert!(fixed.cloths()[0].kinds.tethers.is_none());
     let asked = flag_with("frames = 48", "frames = 48\nsubsteps = 8")
         .replace("pin_corners", "tethers = true\npin_corners");
     let asked = parse(&asked).unwrap();
-    assert_eq!(asked.cloths()[0].tethers.unwrap().scale, 1.0);
+    assert_eq!(asked.cloths()[0].kinds.tethers.unwrap().scale, 1.0);
     // Off and a tether key at once is a contradiction, named on one line.
     let e = error(&flag_with("pin_corners", "tethers = false\ntether_scale = 1.2\npin_corners"));
     assert!(e.to_string().contains("give `tethers = false` or `tether_scale`, not both"), "{e}");
@@ -1274,5 +1277,5 @@ fn a_pinned_cloth_baked_to_a_tolerance_is_tethered_unless_told_not_to() {
     assert!(e.to_string().contains("`tether_stiffness`"), "{e}");
     // A cloth without pins is not tethered by default.
     let free = parse(&FLAG.replace("pin_corners = [\"top-left\", \"top-right\"]\n", "")).unwrap();
-    assert!(free.cloths()[0].tethers.is_none());
+    assert!(free.cloths()[0].kinds.tethers.is_none());
 }
