@@ -15,7 +15,8 @@
 //! knowledge of the keys in this file; the keys and their defaults come from the code and from the
 //! reference. A batched constraint kind's keys take their context from the registry: the scene in
 //! the fixed mode (some defaults differ baking to a tolerance) with the kind's example items
-//! (`KindInfo::example`) but the key itself; a switch without them (they would turn it on).
+//! (`KindInfo::example`) but the key itself; a switch or a list of pairs without them (they would
+//! turn the kind on, or need the list).
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -226,7 +227,7 @@ fn context(table: &str, key: &str) -> Scene {
         "cloth" if kind_key(key).is_some() => {
             let (kind, ty) = kind_key(key).unwrap();
             let on: Vec<&str> = match ty {
-                KeyType::Switch => Vec::new(),
+                KeyType::Switch | KeyType::Pairs => Vec::new(),
                 KeyType::Number => kind
                     .info()
                     .example

@@ -1,29 +1,11 @@
 //! The XPBD time step: a [`Stepper`] keeps the buffers a step needs between steps and runs the
-//! step as a short, fixed schedule of named stages, on one team of the pool's threads (see
-//! [`crate::team`]):
-//!
-//! 1. **forces**: drag and lift of the triangles in the wind, from the state at the start of the
-//!    step (see [`crate::aero`]);
-//! 2. **predict**: `v += h·(g + w·F)`, `x_prev = x`, `d = h·v`, `x += d` for free particles
-//!    (see [`crate::integrate`]: `d` is the displacement of the step, which every later stage
-//!    that moves a particle moves too); pins that follow a path or a collider go to where it is
-//!    at the end of the step (see `weft_core::follow`), with `d = x − x_prev`;
-//! 3. **sweep**: the swept check of the free particles against the colliders (see
-//!    [`crate::collider`]: one that crossed a body or passed its middle during the step goes back
-//!    to where it entered);
-//! 4. **reset and search**: `λ := 0` for every constraint; the self-collision contacts (see
-//!    [`crate::self_collision`]), the surface self-collision contacts (see
-//!    [`crate::surface_collision`]) and the candidate triangles and sides of the mesh colliders (see
-//!    [`crate::mesh_collider`]) are found at the predicted positions;
-//! 5. **iterate**, `iterations` times: the batched kinds of the registry (`weft_core::kinds`:
-//!    distance, bending, tethers) colour by colour (see [`crate::schedule`]), volume, self-collision (a Jacobi projection of every
-//!    contact), surface self-collision (each contact in order); then contacts with the
-//!    colliders, each placed at its pose at the end of the step, then with the mesh colliders;
-//! 6. **friction**: collider friction from the pushes of the iterations (analytic, then mesh),
-//!    then one more contact projection;
-//! 7. **guard**: the surface self-collision guard moves back the particles of any pair of
-//!    features that may have touched during the step (see [`crate::surface_collision`]);
-//! 8. **velocities**: `v = d/h`, then global velocity damping.
+//! step on one team of the pool's threads (see [`crate::team`]) as the schedule of
+//! `docs/physics.md` ("The time step"), stage for stage: `Stages::run` is that numbered list in
+//! code, each stage a method whose docs name the modules doing its work — forces
+//! ([`crate::aero`]), predict ([`crate::integrate`], following pins), sweep
+//! ([`crate::collider`]), reset and search (every kind's `λ`; [`crate::self_collision`],
+//! [`crate::surface_collision`], [`crate::mesh_collider`]), iterate (the batched kinds of the
+//! registry through [`crate::schedule`], volume, contacts), friction, guard, velocities.
 //!
 //! A prediction or a velocity that `f32` cannot hold is not taken: the particle keeps its state
 //! (see [`crate::integrate`]) and [`StepStats::held`] counts it.

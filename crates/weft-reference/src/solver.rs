@@ -151,25 +151,13 @@ impl ReferenceSolver {
         }
     }
 
-    /// Advances the state by one XPBD time step of `h = 1/(fps·substeps)` seconds.
-    ///
-    /// 1. Forces: drag and lift of the triangles in the wind, from the state at the start.
-    /// 2. Predict: every free particle gets `v += h·(g + w·F)`, `x_prev = x`, `d = h·v`,
-    ///    `x += d`; a pinned one only gets `x_prev = x`, `d = 0`. Every later correction of a
-    ///    particle is added to both `x` and its displacement `d`; a position set outright (a pin
-    ///    that follows, the swept check) sets `d = x − x_prev`.
-    /// 3. The swept check against the colliders (see `collider`): a particle that crossed one
-    ///    or passed its middle during the step goes back to where it entered. Set every `λ` to 0.
-    /// 4. `iterations` times, project every constraint in solve order, kind after kind: distance
-    ///    (stretch, shear), bending, tethers, volume, then every self-collision contact together
-    ///    (Jacobi; the contacts are found once per step, after the `λ` reset), then the surface
-    ///    self-collision contacts one by one (see `surface_collision`).
-    ///    Then, in each iteration, every particle's contacts with the colliders, collider by
-    ///    collider (see `collider`), each placed at its pose at the end of the step; after the
-    ///    iterations, collider friction and one more contact pass, then the surface
-    ///    self-collision guard.
-    /// 5. Velocities from the displacement, `v = d/h` (`x − x_prev` without the rounding of
-    ///    `x`), then `v *= exp(−rate·h)` (global velocity damping).
+    /// Advances the state by one XPBD time step of `h = 1/(fps·substeps)` seconds: the eight
+    /// stages of `docs/physics.md` ("The time step"), written plainly one after another below —
+    /// forces, predict (every later correction of a particle is added to both `x` and its
+    /// displacement `d`; a position set outright sets `d = x − x_prev`), the swept check,
+    /// `λ := 0` and the contacts found, the iterations (every constraint in solve order, kind
+    /// after kind; self-collision contacts together, Jacobi; surface contacts one by one; then
+    /// the colliders' contacts), friction, the surface guard, velocities.
     pub fn step(&mut self) -> ReferenceStepStats {
         let forces =
             if self.aero.is_empty() { None } else { Some(self.aero.forces(&self.particles, self.time)) };
@@ -222,8 +210,8 @@ impl ReferenceSolver {
         stats
     }
 
-    /// Step 2: explicit gravity and external forces on the velocity, then the velocity on the
-    /// position (semi-implicit Euler). `x_prev` keeps the start of the step for steps 4 and 5.
+    /// Stage 2: explicit gravity and external forces on the velocity, then the velocity on the
+    /// position (semi-implicit Euler). `x_prev` keeps the start of the step for stages 5 and 8.
     fn predict(&mut self, forces: Option<&[Vec3]>) -> u64 {
         let h = self.time_step.h;
         let mut held = 0;
@@ -260,13 +248,13 @@ impl ReferenceSolver {
         }
     }
 
-    /// Step 3: `λ` starts every time step at 0 (no warm start across steps).
+    /// Stage 4: `λ` starts every time step at 0 (no warm start across steps).
     fn reset_lambdas(&mut self) {
         self.kinds.reset();
         self.volumes.reset();
     }
 
-    /// One Gauss-Seidel sweep (step 3) over the distance constraints, in solve order; each sees
+    /// One Gauss-Seidel sweep (stage 5) over the distance constraints, in solve order; each sees
     /// the positions the ones before it left. Returns how many were skipped as degenerate.
     ///
     /// Public so that benchmarks can time the projections alone, as they time the kernels'; a
@@ -275,7 +263,7 @@ impl ReferenceSolver {
         self.kinds.distance.project_all(&mut self.particles, &self.time_step)
     }
 
-    /// Step 4: the velocity (m/s) that carries `x_prev` to the corrected `x` in one step, `d/h`,
+    /// Stage 8: the velocity (m/s) that carries `x_prev` to the corrected `x` in one step, `d/h`,
     /// then scaled by the global velocity damping factor. Pinned particles get `v = 0`.
     ///
     /// A velocity `f32` cannot hold (infinite, or NaN from an infinite one damped by a factor of
@@ -544,7 +532,7 @@ mod tests {
     /// With no constraints, n steps of semi-implicit Euler from (x₀, v₀) give
     /// v_n = v₀ + n·h·g and x_n = x₀ + n·h·v₀ + h²·g·n(n+1)/2.
     ///
-    /// Float tolerance (kept from when step 4 took `v = (x − x_prev)/h`, and still a bound now
+    /// Float tolerance (kept from when the velocity stage took `v = (x − x_prev)/h`, and still a bound now
     /// that it takes `v = d/h`, which is tighter): each step the rounding of `x` (up to ε·|x|,
     /// ε = `f32::EPSILON`) could turn into a velocity error of up to ε·|x|/h that the following
     /// steps carry along. After n steps that bounds the velocity error by about n·ε·X/h and the

@@ -11,12 +11,13 @@ use weft_core::units::{Compliance, Elasticity, Stiffness};
 enum Value {
     Number(f64),
     Switch(bool),
+    Pairs(&'static str),
 }
 
 /// The example items of some kinds, as [`SceneKeys`].
 #[derive(Debug, Clone, Default)]
 pub struct ExampleKeys {
-    items: Vec<(String, Value)>,
+    items: Vec<(&'static str, Value)>,
     has_pins: bool,
 }
 
@@ -34,9 +35,10 @@ impl ExampleKeys {
                 let value = match value.trim() {
                     "true" => Value::Switch(true),
                     "false" => Value::Switch(false),
+                    v if v.starts_with('[') => Value::Pairs(v),
                     v => Value::Number(v.parse().unwrap_or_else(|_| panic!("example item {item}"))),
                 };
-                (key.trim().to_string(), value)
+                (key.trim(), value)
             })
             .collect();
         ExampleKeys { items, has_pins }
@@ -48,7 +50,7 @@ impl ExampleKeys {
     }
 
     fn get(&self, key: &str) -> Option<Value> {
-        self.items.iter().find(|(k, _)| k == key).map(|(_, v)| *v)
+        self.items.iter().find(|(k, _)| *k == key).map(|(_, v)| *v)
     }
 }
 
@@ -63,7 +65,7 @@ impl SceneKeys for ExampleKeys {
         match self.get(key) {
             None => Ok(None),
             Some(Value::Number(v)) => Ok(Some(v as f32)),
-            Some(Value::Switch(_)) => Err(format!("{key}: a number, not a switch")),
+            Some(_) => Err(format!("{key}: not a number")),
         }
     }
 
@@ -72,6 +74,16 @@ impl SceneKeys for ExampleKeys {
             Some(Value::Switch(on)) => Some(on),
             _ => None,
         }
+    }
+
+    fn pairs(&mut self, key: &'static str) -> Result<Option<Vec<[u32; 2]>>, String> {
+        let Some(Value::Pairs(text)) = self.get(key) else { return Ok(None) };
+        let numbers: Vec<u32> = text
+            .split(|c: char| !c.is_ascii_digit())
+            .filter(|n| !n.is_empty())
+            .map(|n| n.parse().map_err(|e| format!("{key}: {e}")))
+            .collect::<Result<_, _>>()?;
+        Ok(Some(numbers.chunks(2).map(|p| [p[0], p.get(1).copied().unwrap_or(p[0])]).collect()))
     }
 
     fn material(

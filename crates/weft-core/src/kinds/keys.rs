@@ -23,6 +23,11 @@ pub trait SceneKeys {
     /// The switch `key`, if given.
     fn switch(&mut self, key: &'static str) -> Option<bool>;
 
+    /// The list of particle pairs `key` (`[[a, b], ...]`, indices in the cloth), if given
+    /// (refused when an index is not a whole number from 0 to 2³²−1). Each pair's place is kept,
+    /// so a builder error at `key[i]` names its line.
+    fn pairs(&mut self, key: &'static str) -> Result<Option<Vec<[u32; 2]>>, Self::Error>;
+
     /// A material given as a compliance (key `compliance`) or a stiffness (key `stiffness`), if
     /// either is (refused when both are, or the value is not a valid one).
     fn material(

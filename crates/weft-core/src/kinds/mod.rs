@@ -51,7 +51,8 @@ use crate::model::SetReport;
 /// Batched kinds, each `FIELD: Type in module [K, P] { scene keys }`: `FIELD` names its set in
 /// [`KindSets`] (and everywhere else a per-kind field is made), `Type` is its [`BatchedKind`] in
 /// `weft_core::kinds::module`, `K` and `P` its particles and parameters per constraint, and the
-/// keys (each `name: f64` or `name: bool`) are the `[[cloth]]` keys its
+/// keys (each `name: f64`, `name: bool` or `name: pairs`, see [`KeyType`]) are the `[[cloth]]`
+/// keys its
 /// [`describe`](BatchedKind::describe) reads. Phased kinds, each `FIELD: Id = INFO`: their
 /// [`KindInfo`].
 ///
@@ -125,6 +126,9 @@ pub enum KeyType {
     Number,
     /// A switch (`bool`), read with [`SceneKeys::switch`].
     Switch,
+    /// A list of particle pairs (`pairs`: `[[a, b], ...]`, indices in the cloth), read with
+    /// [`SceneKeys::pairs`].
+    Pairs,
 }
 
 /// The [`KeyType`] of a registry line's key type.
@@ -134,6 +138,9 @@ macro_rules! key_type {
     };
     (bool) => {
         KeyType::Switch
+    };
+    (pairs) => {
+        KeyType::Pairs
     };
 }
 

@@ -1030,7 +1030,7 @@ impl KindKeys<'_, '_> {
         match self.raw.take_kind_key(key) {
             None => None,
             Some(KindValue::Number(v)) => Some(v),
-            Some(KindValue::Switch(_)) => panic!("`{key}` is a switch in the registry, read as a number"),
+            Some(_) => panic!("`{key}` is not a number in the registry, read as one"),
         }
     }
 
@@ -1060,7 +1060,15 @@ impl SceneKeys for KindKeys<'_, '_> {
                 self.cx.spans.key(key, v.span());
                 Some(*v.get_ref())
             }
-            KindValue::Number(_) => panic!("`{key}` is a number in the registry, read as a switch"),
+            _ => panic!("`{key}` is not a switch in the registry, read as one"),
+        }
+    }
+
+    fn pairs(&mut self, key: &'static str) -> Result<Option<Vec<[u32; 2]>>, SceneError> {
+        match self.raw.take_kind_key(key) {
+            None => Ok(None),
+            Some(KindValue::Pairs(list)) => self.cx.list(key, list, indices).map(Some),
+            Some(_) => panic!("`{key}` is not a list of pairs in the registry, read as one"),
         }
     }
 

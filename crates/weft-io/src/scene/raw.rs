@@ -93,6 +93,14 @@ impl<'de> Deserialize<'de> for WindItem {
 /// A list whose elements each keep their span.
 pub(super) type SpannedList<T> = Spanned<Vec<Spanned<T>>>;
 
+/// The raw type of a batched kind's key of a registry line's type (see
+/// `weft_core::kinds::KeyType`).
+macro_rules! raw_value {
+    (f64) => { Spanned<f64> };
+    (bool) => { Spanned<bool> };
+    (pairs) => { SpannedList<Fixed<i64, 2>> };
+}
+
 /// Makes [`RawCloth`] with the keys of the batched constraint kinds from the registry
 /// (`weft_core::constraint_kinds!`), where the keys of bending and tethers always stood.
 macro_rules! raw_cloth {
@@ -135,7 +143,7 @@ macro_rules! raw_cloth {
             pub(super) warp_stiffness: Option<Spanned<f64>>,
             pub(super) weft_compliance: Option<Spanned<f64>>,
             pub(super) weft_stiffness: Option<Spanned<f64>>,
-            $($(pub(super) $key: Option<Spanned<$ty>>,)*)*
+            $($(pub(super) $key: Option<raw_value!($ty)>,)*)*
             pub(super) pressure: Option<Spanned<f64>>,
             pub(super) volume_compliance: Option<Spanned<f64>>,
             pub(super) volume_stiffness: Option<Spanned<f64>>,
@@ -179,6 +187,8 @@ pub(super) enum KindValue {
     Number(Spanned<f64>),
     /// A switch.
     Switch(Spanned<bool>),
+    /// A list of particle pairs.
+    Pairs(SpannedList<Fixed<i64, 2>>),
 }
 
 impl From<Spanned<f64>> for KindValue {
@@ -190,6 +200,12 @@ impl From<Spanned<f64>> for KindValue {
 impl From<Spanned<bool>> for KindValue {
     fn from(v: Spanned<bool>) -> Self {
         KindValue::Switch(v)
+    }
+}
+
+impl From<SpannedList<Fixed<i64, 2>>> for KindValue {
+    fn from(v: SpannedList<Fixed<i64, 2>>) -> Self {
+        KindValue::Pairs(v)
     }
 }
 
