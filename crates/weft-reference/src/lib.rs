@@ -106,6 +106,7 @@ mod collider;
 mod distance;
 mod mesh_collider;
 mod particle;
+mod seam;
 mod self_collision;
 mod solver;
 pub mod surface_collision;

