@@ -15,6 +15,18 @@ pub(crate) fn summary(report: &BakeReport) -> String {
     if let Some(note) = &report.resume_note {
         let _ = writeln!(s, "not resumed: {note}; baked from frame 0");
     }
+    timing(&mut s, report);
+    substeps(&mut s, report);
+    model(&mut s, report);
+    let measured = Measured::of(report);
+    contacts(&mut s, report, &measured);
+    quality(&mut s, report, &measured);
+    let _ = writeln!(s, "  wrote {}", file_list(&report.files));
+    s
+}
+
+/// Frames, time steps, wall time and throughput, and where a resumed bake started.
+fn timing(s: &mut String, report: &BakeReport) {
     let _ = writeln!(
         s,
         "baked {} ({}) in {:.3} s: {:.2} ms/frame, {:.3e} projections/s",
@@ -28,31 +40,38 @@ pub(crate) fn summary(report: &BakeReport) -> String {
         let _ =
             writeln!(s, "  resumed from the checkpoint after frame {frame}: these figures cover the rest");
     }
-    if let Some(t) = report.tolerance {
-        let (least, most) = report.substep_range().unwrap_or((report.substeps, report.substeps));
+}
+
+/// Baking to a strain tolerance: the substeps chosen, and the frames that ended over it.
+fn substeps(s: &mut String, report: &BakeReport) {
+    let Some(t) = report.tolerance else { return };
+    let (least, most) = report.substep_range().unwrap_or((report.substeps, report.substeps));
+    let _ = writeln!(
+        s,
+        "  substeps chosen to a largest strain of {:.3} %: {least} to {most} per frame (allowed \
+         {} to {}), {} iteration{} each; {} redone at a higher count",
+        t.max_strain * 100.0,
+        t.min_substeps,
+        t.max_substeps,
+        report.iterations,
+        if report.iterations == 1 { "" } else { "s" },
+        count(report.redone_steps, "time step")
+    );
+    if let Some(over) = report.over_tolerance() {
         let _ = writeln!(
             s,
-            "  substeps chosen to a largest strain of {:.3} %: {least} to {most} per frame (allowed \
-             {} to {}), {} iteration{} each; {} redone at a higher count",
-            t.max_strain * 100.0,
-            t.min_substeps,
+            "  over the tolerance at max_substeps = {}: {}, the worst {:.3} % (frame {}); raise \
+             max_substeps, or tether a pinned cloth to a tighter tether_scale",
             t.max_substeps,
-            report.iterations,
-            if report.iterations == 1 { "" } else { "s" },
-            count(report.redone_steps, "time step")
+            count(over.frames as u64, "frame"),
+            over.worst_strain * 100.0,
+            over.worst_frame
         );
-        if let Some(over) = report.over_tolerance() {
-            let _ = writeln!(
-                s,
-                "  over the tolerance at max_substeps = {}: {}, the worst {:.3} % (frame {}); raise \
-                 max_substeps, or tether a pinned cloth to a tighter tether_scale",
-                t.max_substeps,
-                count(over.frames as u64, "frame"),
-                over.worst_strain * 100.0,
-                over.worst_frame
-            );
-        }
     }
+}
+
+/// Threads, kernel and SIMD level; the model's size; degenerate projections and held states.
+fn model(s: &mut String, report: &BakeReport) {
     let _ = writeln!(
         s,
         "  threads {}, kernel {}, SIMD {}",
@@ -77,25 +96,50 @@ pub(crate) fn summary(report: &BakeReport) -> String {
             report.totals.held
         );
     }
-    // The frames measured fully (`--stats`): the deep particles, intersecting pairs and
-    // residuals are theirs.
-    let measured: Vec<&FrameStats> = report.per_frame.iter().filter(|f| f.intersections.is_some()).collect();
-    let of_frames = if measured.len() == report.per_frame.len() {
-        String::new()
-    } else {
-        format!(" (measured on {} of {})", measured.len(), count(report.per_frame.len() as u64, "frame"))
-    };
-    let last_measured = report.per_frame.last().filter(|f| f.intersections.is_some());
-    if report.colliders > 0 && !measured.is_empty() {
+}
+
+/// The frames measured fully (`--stats`): the deep particles, intersecting pairs and residuals
+/// are theirs.
+struct Measured<'r> {
+    frames: Vec<&'r FrameStats>,
+    /// `" (measured on N of M frames)"`, or empty when every frame was.
+    of_frames: String,
+    /// The last frame, if it was measured.
+    last: Option<&'r FrameStats>,
+}
+
+impl<'r> Measured<'r> {
+    fn of(report: &'r BakeReport) -> Self {
+        let frames: Vec<&FrameStats> =
+            report.per_frame.iter().filter(|f| f.intersections.is_some()).collect();
+        let of_frames = if frames.len() == report.per_frame.len() {
+            String::new()
+        } else {
+            format!(" (measured on {} of {})", frames.len(), count(report.per_frame.len() as u64, "frame"))
+        };
+        let last = report.per_frame.last().filter(|f| f.intersections.is_some());
+        Measured { frames, of_frames, last }
+    }
+
+    /// `(largest, its frame)` of `value` over the measured frames (the earliest on a tie).
+    fn worst(&self, value: impl Fn(&FrameStats) -> u64) -> (u64, u32) {
+        let worst = self.frames.iter().max_by_key(|f| (value(f), std::cmp::Reverse(f.frame)));
+        worst.map_or((0, 0), |f| (value(f), f.frame))
+    }
+}
+
+/// The colliders' deep particles and swept checks, and surface self-collision's work.
+fn contacts(s: &mut String, report: &BakeReport, measured: &Measured<'_>) {
+    if report.colliders > 0 && !measured.frames.is_empty() {
         let deep = |f: &FrameStats| f.step.colliders.deep.unwrap_or(0);
-        let worst = measured.iter().max_by_key(|f| (deep(f), std::cmp::Reverse(f.frame)));
-        let (most, at) = worst.map_or((0, 0), |f| (deep(f), f.frame));
+        let (most, at) = measured.worst(deep);
         let _ = writeln!(
             s,
-            "  colliders: {}; particles deeper than half the thickness{of_frames}: {} after the last \
+            "  colliders: {}; particles deeper than half the thickness{}: {} after the last \
              frame, at most {} (frame {}); particles caught by the swept check: {}",
             report.colliders,
-            last_measured.map_or(0, deep),
+            measured.of_frames,
+            measured.last.map_or(0, deep),
             most,
             at,
             report.totals.colliders.swept
@@ -113,15 +157,19 @@ pub(crate) fn summary(report: &BakeReport) -> String {
             count(surface.unresolved, "pair")
         );
     }
-    if let Some(last) = last_measured {
+}
+
+/// Intersecting pairs, the largest stretch, and each kind's residual after the last frame.
+fn quality(s: &mut String, report: &BakeReport, measured: &Measured<'_>) {
+    if let Some(last) = measured.last {
         let pairs = |f: &FrameStats| f.intersections.unwrap_or(0);
-        let worst = measured.iter().max_by_key(|f| (pairs(f), std::cmp::Reverse(f.frame)));
-        let (most, at) = worst.map_or((0, 0), |f| (pairs(f), f.frame));
+        let (most, at) = measured.worst(pairs);
         let start =
             report.start_intersections.map_or(String::new(), |n| format!("; {n} at the start (frame 0)"));
         let _ = writeln!(
             s,
-            "  intersecting triangle pairs{of_frames}: {} after the last frame, at most {} (frame {}){start}",
+            "  intersecting triangle pairs{}: {} after the last frame, at most {} (frame {}){start}",
+            measured.of_frames,
             pairs(last),
             most,
             at,
@@ -136,15 +184,13 @@ pub(crate) fn summary(report: &BakeReport) -> String {
             stretch * 100.0
         );
     }
-    match last_measured {
+    match measured.last {
         None if !report.per_frame.is_empty() => {
             let _ = writeln!(s, "  residuals, intersecting pairs: not measured (--stats off)");
         }
         None => {}
-        Some(last) => residual_lines(&mut s, last),
+        Some(last) => residual_lines(s, last),
     }
-    let _ = writeln!(s, "  wrote {}", file_list(&report.files));
-    s
 }
 
 /// The residual of each constraint kind after the last frame, as its [`SummaryLine`] says.

@@ -136,46 +136,17 @@ pub struct MeshEdges {
 /// Triangles must have valid, distinct corners (a triangle that repeats a corner is skipped). A
 /// `quads` entry whose triangles do not share exactly one edge is ignored.
 pub fn mesh_edges(triangles: &[[u32; 3]], quads: &[[u32; 2]], shear: bool) -> MeshEdges {
-    let ok = |t: &[u32; 3]| t[0] != t[1] && t[1] != t[2] && t[0] != t[2];
-    let key = |a: u32, b: u32| [a.min(b), a.max(b)];
-
-    // Each quad: its two triangles, its split diagonal and its other diagonal.
-    let mut from_quad = vec![false; triangles.len()];
-    let mut split: Vec<(u32, [u32; 2])> = Vec::new(); // (triangle, its split diagonal)
-    let mut diagonals: Vec<([u32; 2], u32)> = Vec::new();
-    for &[t0, t1] in quads {
-        let (Some(a), Some(b)) = (triangles.get(t0 as usize), triangles.get(t1 as usize)) else { continue };
-        if t0 == t1 || !ok(a) || !ok(b) {
-            continue;
-        }
-        let shared: Vec<u32> = a.iter().copied().filter(|p| b.contains(p)).collect();
-        let (Some(&c), Some(&d)) = (a.iter().find(|p| !b.contains(p)), b.iter().find(|p| !a.contains(p)))
-        else {
-            continue;
-        };
-        if shared.len() != 2 {
-            continue;
-        }
-        let diagonal = key(shared[0], shared[1]);
-        from_quad[t0 as usize] = true;
-        from_quad[t1 as usize] = true;
-        split.push((t0, diagonal));
-        split.push((t1, diagonal));
-        diagonals.push((diagonal, t0.min(t1)));
-        diagonals.push((key(c, d), t0.min(t1)));
-    }
-    split.sort_unstable();
-
+    let quads = QuadSplits::of(triangles, quads);
     // Stretch: every (edge, triangle) occurrence that is not its triangle's split diagonal; the
     // first triangle per edge is its source.
     let mut occurrences: Vec<([u32; 2], u32)> = Vec::with_capacity(3 * triangles.len());
     for (t, tri) in triangles.iter().enumerate() {
-        if !ok(tri) {
+        if !distinct(tri) {
             continue;
         }
         for k in 0..3 {
             let e = key(tri[k], tri[(k + 1) % 3]);
-            if split.binary_search(&(t as u32, e)).is_err() {
+            if quads.split.binary_search(&(t as u32, e)).is_err() {
                 occurrences.push((e, t as u32));
             }
         }
@@ -187,41 +158,86 @@ pub fn mesh_edges(triangles: &[[u32; 3]], quads: &[[u32; 2]], shear: bool) -> Me
         stretch_source: occurrences.iter().map(|o| o.1).collect(),
         ..MeshEdges::default()
     };
-    if !shear {
-        return edges;
+    if shear {
+        let mut pairs = shear_pairs(triangles, quads);
+        pairs.retain(|p| edges.stretch.binary_search(&p.0).is_err());
+        edges.shear = pairs.iter().map(|p| p.0).collect();
+        edges.shear_source = pairs.iter().map(|p| p.1).collect();
     }
+    edges
+}
 
-    // Shear: both diagonals of each quad, and the opposite pair of every interior edge between two
-    // triangles that are not from quads.
-    let mut pairs = diagonals;
-    let valid: Vec<[u32; 3]> = triangles.iter().copied().filter(ok).collect();
-    if valid.len() == triangles.len() {
-        let topology = MeshTopology::new(triangles);
-        for e in &topology.interior {
-            let [t0, t1] = e.triangles;
-            let [c, d] = e.opposite;
-            if c != d && !from_quad[t0 as usize] && !from_quad[t1 as usize] {
-                pairs.push((key(c, d), t0.min(t1)));
+/// Whether a triangle's three corners differ.
+fn distinct(t: &[u32; 3]) -> bool {
+    t[0] != t[1] && t[1] != t[2] && t[0] != t[2]
+}
+
+/// An edge as `[min, max]`.
+fn key(a: u32, b: u32) -> [u32; 2] {
+    [a.min(b), a.max(b)]
+}
+
+/// The quads of a mesh: which triangles come from one, each such triangle's split diagonal, and
+/// both diagonals of each quad (with the lower of its triangles).
+struct QuadSplits {
+    from_quad: Vec<bool>,
+    /// `(triangle, its split diagonal)`, sorted.
+    split: Vec<(u32, [u32; 2])>,
+    diagonals: Vec<([u32; 2], u32)>,
+}
+
+impl QuadSplits {
+    /// The quads of `quads` (each two triangles of `triangles` sharing exactly one edge; others
+    /// are ignored).
+    fn of(triangles: &[[u32; 3]], quads: &[[u32; 2]]) -> Self {
+        let mut q =
+            QuadSplits { from_quad: vec![false; triangles.len()], split: Vec::new(), diagonals: Vec::new() };
+        for &[t0, t1] in quads {
+            let (Some(a), Some(b)) = (triangles.get(t0 as usize), triangles.get(t1 as usize)) else {
+                continue;
+            };
+            if t0 == t1 || !distinct(a) || !distinct(b) {
+                continue;
             }
+            let shared: Vec<u32> = a.iter().copied().filter(|p| b.contains(p)).collect();
+            let (Some(&c), Some(&d)) = (a.iter().find(|p| !b.contains(p)), b.iter().find(|p| !a.contains(p)))
+            else {
+                continue;
+            };
+            if shared.len() != 2 {
+                continue;
+            }
+            let diagonal = key(shared[0], shared[1]);
+            q.from_quad[t0 as usize] = true;
+            q.from_quad[t1 as usize] = true;
+            q.split.push((t0, diagonal));
+            q.split.push((t1, diagonal));
+            q.diagonals.push((diagonal, t0.min(t1)));
+            q.diagonals.push((key(c, d), t0.min(t1)));
         }
-    } else {
-        // Rare (the model builder refuses such triangles): index the valid ones only.
-        let index: Vec<u32> = (0..triangles.len() as u32).filter(|&t| ok(&triangles[t as usize])).collect();
-        let topology = MeshTopology::new(&valid);
-        for e in &topology.interior {
-            let [t0, t1] = e.triangles.map(|t| index[t as usize]);
-            let [c, d] = e.opposite;
-            if c != d && !from_quad[t0 as usize] && !from_quad[t1 as usize] {
-                pairs.push((key(c, d), t0.min(t1)));
-            }
+        q.split.sort_unstable();
+        q
+    }
+}
+
+/// Shear pairs with their source triangle, sorted, one per pair: both diagonals of each quad,
+/// and the opposite corners of every interior edge between two triangles not from quads.
+fn shear_pairs(triangles: &[[u32; 3]], quads: QuadSplits) -> Vec<([u32; 2], u32)> {
+    let mut pairs = quads.diagonals;
+    let valid: Vec<[u32; 3]> = triangles.iter().copied().filter(distinct).collect();
+    // Rare (the model builder refuses such triangles): index the valid ones only.
+    let index: Vec<u32> = (0..triangles.len() as u32).filter(|&t| distinct(&triangles[t as usize])).collect();
+    let topology = MeshTopology::new(if valid.len() == triangles.len() { triangles } else { &valid });
+    for e in &topology.interior {
+        let [t0, t1] = e.triangles.map(|t| index[t as usize]);
+        let [c, d] = e.opposite;
+        if c != d && !quads.from_quad[t0 as usize] && !quads.from_quad[t1 as usize] {
+            pairs.push((key(c, d), t0.min(t1)));
         }
     }
     pairs.sort_unstable();
     pairs.dedup_by_key(|p| p.0);
-    pairs.retain(|p| edges.stretch.binary_search(&p.0).is_err());
-    edges.shear = pairs.iter().map(|p| p.0).collect();
-    edges.shear_source = pairs.iter().map(|p| p.1).collect();
-    edges
+    pairs
 }
 
 /// The particles inside the axis-aligned box from `min` to `max` (m, bounds included), in index

@@ -128,46 +128,7 @@ impl SimSettings {
             );
         }
         if let Some(t) = &self.tolerance {
-            if !t.max_strain.is_finite() {
-                return err("max_strain", Rule::NotFinite { value: t.max_strain.to_string() });
-            }
-            if t.max_strain <= 0.0 {
-                return err("max_strain", Rule::NotPositive { value: crate::error::widen(t.max_strain) });
-            }
-            if t.min_substeps == 0 {
-                return err("min_substeps", Rule::Zero);
-            }
-            if t.max_substeps == 0 {
-                return err("max_substeps", Rule::Zero);
-            }
-            if t.min_substeps > t.max_substeps {
-                return err(
-                    "min_substeps",
-                    Rule::CountOrder {
-                        value: t.min_substeps as u64,
-                        relation: "more than",
-                        other: "max_substeps",
-                        limit: t.max_substeps as u64,
-                    },
-                );
-            }
-            if !(t.min_substeps..=t.max_substeps).contains(&self.substeps) {
-                return err(
-                    "substeps",
-                    Rule::OutsideRange {
-                        value: self.substeps as u64,
-                        min: t.min_substeps as u64,
-                        max: t.max_substeps as u64,
-                    },
-                );
-            }
-            // h is monotonic in the count: both ends representable means every count between is.
-            // The longest step is out of range for an fps too small (or large), the shortest for
-            // too many substeps.
-            for (field, substeps) in [("fps", t.min_substeps), ("max_substeps", t.max_substeps)] {
-                check_time_step(self.fps, substeps, self.velocity_damping)
-                    .or_else(|rule| err(field, rule))?;
-            }
+            self.validate_tolerance(t)?;
         }
         if self.substeps == 0 {
             return err("substeps", Rule::Zero);
@@ -175,6 +136,59 @@ impl SimSettings {
         if self.iterations == 0 {
             return err("iterations", Rule::Zero);
         }
+        self.validate_forces()?;
+        check_time_step(self.fps, self.substeps, self.velocity_damping).or_else(|rule| err("fps", rule))
+    }
+
+    /// The rules of a strain tolerance (see [`SimSettings::validate`]).
+    fn validate_tolerance(&self, t: &StrainTolerance) -> Result<(), BuildError> {
+        let err = |field, rule| Err(BuildError::new(Location::setting(field), rule));
+        if !t.max_strain.is_finite() {
+            return err("max_strain", Rule::NotFinite { value: t.max_strain.to_string() });
+        }
+        if t.max_strain <= 0.0 {
+            return err("max_strain", Rule::NotPositive { value: crate::error::widen(t.max_strain) });
+        }
+        if t.min_substeps == 0 {
+            return err("min_substeps", Rule::Zero);
+        }
+        if t.max_substeps == 0 {
+            return err("max_substeps", Rule::Zero);
+        }
+        if t.min_substeps > t.max_substeps {
+            return err(
+                "min_substeps",
+                Rule::CountOrder {
+                    value: t.min_substeps as u64,
+                    relation: "more than",
+                    other: "max_substeps",
+                    limit: t.max_substeps as u64,
+                },
+            );
+        }
+        if !(t.min_substeps..=t.max_substeps).contains(&self.substeps) {
+            return err(
+                "substeps",
+                Rule::OutsideRange {
+                    value: self.substeps as u64,
+                    min: t.min_substeps as u64,
+                    max: t.max_substeps as u64,
+                },
+            );
+        }
+        // h is monotonic in the count: both ends representable means every count between is.
+        // The longest step is out of range for an fps too small (or large), the shortest for
+        // too many substeps.
+        for (field, substeps) in [("fps", t.min_substeps), ("max_substeps", t.max_substeps)] {
+            check_time_step(self.fps, substeps, self.velocity_damping).or_else(|rule| err(field, rule))?;
+        }
+        Ok(())
+    }
+
+    /// Gravity, velocity damping, air density and the wind's keys (see
+    /// [`SimSettings::validate`]).
+    fn validate_forces(&self) -> Result<(), BuildError> {
+        let err = |field, rule| Err(BuildError::new(Location::setting(field), rule));
         if let Some(g) = self.gravity.iter().find(|g| !g.is_finite()) {
             return err("gravity", Rule::NotFinite { value: g.to_string() });
         }
@@ -206,7 +220,7 @@ impl SimSettings {
                 return at(Rule::KeysOutOfOrder { time: key.time, previous: self.wind[i - 1].time });
             }
         }
-        check_time_step(self.fps, self.substeps, self.velocity_damping).or_else(|rule| err("fps", rule))
+        Ok(())
     }
 
     /// The XPBD time step `h = 1/(fps·substeps)` and its derived factors.

@@ -42,6 +42,46 @@ pub(super) fn check(
     limits: &Limits,
     e: ClothErrors<'_>,
 ) -> Result<Particles, BuildError> {
+    let velocities = positions_and_velocities(desc, existing, limits, e)?;
+    let n = desc.positions.len();
+    let polygons = faces(desc, e)?;
+    let topology = MeshTopology::new(&desc.triangles);
+    if let (NonManifold::Error, Some(edge)) = (desc.non_manifold, topology.non_manifold.first()) {
+        let list: Vec<String> = edge.triangles.iter().map(|t| t.to_string()).collect();
+        return Err(e.at(
+            "triangles",
+            Some(edge.triangles[0] as usize),
+            Rule::NonManifoldEdge {
+                a: edge.edge[0],
+                b: edge.edge[1],
+                count: edge.triangles.len(),
+                triangles: list.join(", "),
+            },
+        ));
+    }
+    let mut pinned = vec![false; n];
+    for (i, &p) in desc.pins.iter().enumerate() {
+        check_index(e, n, "pins", i, p)?;
+        pinned[p as usize] = true;
+    }
+    if desc.follow.is_some() && desc.pins.is_empty() {
+        return Err(e.at(
+            "follow",
+            None,
+            Rule::MissingPrerequisite { feature: "follow (pins that follow animation)", needs: "pins" },
+        ));
+    }
+    Ok(Particles { velocities, topology, pinned, polygons })
+}
+
+/// The particle count within the limits, finite positions, and the initial velocities (finite,
+/// one per particle; at rest when none are given).
+fn positions_and_velocities(
+    desc: &ClothDesc,
+    existing: usize,
+    limits: &Limits,
+    e: ClothErrors<'_>,
+) -> Result<Vec<[f32; 3]>, BuildError> {
     let n = desc.positions.len();
     if n == 0 {
         return Err(e.at("positions", None, Rule::NoParticles));
@@ -66,28 +106,31 @@ pub(super) fn check(
             return Err(e.at("positions", Some(i), Rule::NotFinite { value }));
         }
     }
-    let velocities = match &desc.velocities {
-        Some(v) if v.len() != n => {
-            return Err(e.at(
-                "velocities",
-                None,
-                Rule::LengthMismatch { len: v.len(), expected: n, partner: "positions" },
-            ));
-        }
+    match &desc.velocities {
+        Some(v) if v.len() != n => Err(e.at(
+            "velocities",
+            None,
+            Rule::LengthMismatch { len: v.len(), expected: n, partner: "positions" },
+        )),
         Some(v) => {
             for (i, p) in v.iter().enumerate() {
                 if let Some(value) = not_finite(p) {
                     return Err(e.at("velocities", Some(i), Rule::NotFinite { value }));
                 }
             }
-            v.clone()
+            Ok(v.clone())
         }
-        None => vec![[0.0; 3]; n],
-    };
-    let check_index = |field, i, p| check_index(e, n, field, i, p);
+        None => Ok(vec![[0.0; 3]; n]),
+    }
+}
+
+/// The triangles (in range, three different corners), their UVs, and the faces as given (the
+/// scene's polygons, else the triangles) with every corner in range.
+fn faces(desc: &ClothDesc, e: ClothErrors<'_>) -> Result<Polygons, BuildError> {
+    let n = desc.positions.len();
     for (i, t) in desc.triangles.iter().enumerate() {
         for &p in t {
-            check_index("triangles", i, p)?;
+            check_index(e, n, "triangles", i, p)?;
         }
         let [a, b, c] = *t;
         if a == b || b == c || a == c {
@@ -124,31 +167,5 @@ pub(super) fn check(
             .unwrap_or((0, polygons.points_needed() as u32 - 1));
         return Err(e.at("polygons", Some(face), Rule::IndexOutOfRange { index: p as u64, len: n }));
     }
-    let topology = MeshTopology::new(&desc.triangles);
-    if let (NonManifold::Error, Some(edge)) = (desc.non_manifold, topology.non_manifold.first()) {
-        let list: Vec<String> = edge.triangles.iter().map(|t| t.to_string()).collect();
-        return Err(e.at(
-            "triangles",
-            Some(edge.triangles[0] as usize),
-            Rule::NonManifoldEdge {
-                a: edge.edge[0],
-                b: edge.edge[1],
-                count: edge.triangles.len(),
-                triangles: list.join(", "),
-            },
-        ));
-    }
-    let mut pinned = vec![false; n];
-    for (i, &p) in desc.pins.iter().enumerate() {
-        check_index("pins", i, p)?;
-        pinned[p as usize] = true;
-    }
-    if desc.follow.is_some() && desc.pins.is_empty() {
-        return Err(e.at(
-            "follow",
-            None,
-            Rule::MissingPrerequisite { feature: "follow (pins that follow animation)", needs: "pins" },
-        ));
-    }
-    Ok(Particles { velocities, topology, pinned, polygons })
+    Ok(polygons)
 }

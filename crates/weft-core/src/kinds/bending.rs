@@ -377,31 +377,8 @@ fn build(desc: &BendingDesc, ctx: &ClothContext<'_>) -> Result<Vec<Packed<4, 3>>
             continue;
         }
         let [xa, xb, xc, xd] = particles.map(|p| positions[p as usize]);
-        let geometry = Hinge64::new(xa, xb, xc, xd);
-        if let Some(problem) = geometry.problem() {
-            let (wing, t) = match problem {
-                HingeProblem::Flat(w) | HingeProblem::High(w, _) => (w, [t0, t1][w]),
-                _ => (0, t0),
-            };
-            let corner = [c, d][wing];
-            let rule = match problem {
-                HingeProblem::ShortEdge(edge) => {
-                    Rule::CoincidentParticles { a, b, distance: edge as f32, min: MIN_EDGE }
-                }
-                HingeProblem::LongEdge(edge) => {
-                    Rule::TooFarApart { a, b, distance: edge as f32, max: MAX_SPAN }
-                }
-                HingeProblem::Flat(_) => {
-                    let [p, q, r] = triangles[t];
-                    let area =
-                        triangle_area(positions[p as usize], positions[q as usize], positions[r as usize]);
-                    Rule::ZeroAreaTriangle { a: p, b: q, c: r, area: area as f32, used_for: "bending" }
-                }
-                HingeProblem::High(_, height) => {
-                    Rule::TooFarApart { a, b: corner, distance: height as f32, max: MAX_SPAN }
-                }
-            };
-            return Err(ctx.error("triangles", Some(t), rule));
+        if let Some(problem) = Hinge64::new(xa, xb, xc, xd).problem() {
+            return Err(hinge_error(ctx, problem, particles, [t0, t1]));
         }
         let rest_angle = dihedral_angle(xa, xb, xc, xd) as f32;
         constraints.push(
@@ -415,6 +392,38 @@ fn build(desc: &BendingDesc, ctx: &ClothContext<'_>) -> Result<Vec<Packed<4, 3>>
         );
     }
     Ok(constraints)
+}
+
+/// The error of a hinge `[a, b, c, d]` of triangles `[t0, t1]` whose rest shape has `problem`,
+/// at the triangle concerned.
+fn hinge_error(
+    ctx: &ClothContext<'_>,
+    problem: HingeProblem,
+    [a, b, c, d]: [u32; 4],
+    [t0, t1]: [usize; 2],
+) -> BuildError {
+    let triangles = &ctx.desc.triangles;
+    let positions = &ctx.desc.positions;
+    let (wing, t) = match problem {
+        HingeProblem::Flat(w) | HingeProblem::High(w, _) => (w, [t0, t1][w]),
+        _ => (0, t0),
+    };
+    let corner = [c, d][wing];
+    let rule = match problem {
+        HingeProblem::ShortEdge(edge) => {
+            Rule::CoincidentParticles { a, b, distance: edge as f32, min: MIN_EDGE }
+        }
+        HingeProblem::LongEdge(edge) => Rule::TooFarApart { a, b, distance: edge as f32, max: MAX_SPAN },
+        HingeProblem::Flat(_) => {
+            let [p, q, r] = triangles[t];
+            let area = triangle_area(positions[p as usize], positions[q as usize], positions[r as usize]);
+            Rule::ZeroAreaTriangle { a: p, b: q, c: r, area: area as f32, used_for: "bending" }
+        }
+        HingeProblem::High(_, height) => {
+            Rule::TooFarApart { a, b: corner, distance: height as f32, max: MAX_SPAN }
+        }
+    };
+    ctx.error("triangles", Some(t), rule)
 }
 
 /// `tan(π/8)`: above it, [`atan2`] reduces its argument by `π/4`.

@@ -23,7 +23,7 @@ use weft_core::follow::FollowDesc;
 use weft_core::grid::{GridDesc, GridMesh, GridPlane};
 use weft_core::kinds::{KindDescs, SceneKeys};
 use weft_core::limits::{Limits, RAISE_HINT};
-use weft_core::mesh::{Grain, classify_grain, in_box, mesh_edges, parse_index_list};
+use weft_core::mesh::{Grain, ListedIndex, classify_grain, in_box, mesh_edges, parse_index_list};
 use weft_core::self_collision::{SelfCollisionDesc, SelfCollisionMode};
 use weft_core::settings::{SimSettings, StrainTolerance, WindKey};
 use weft_core::units::UnitError;
@@ -108,122 +108,160 @@ fn unit<T>(value: f32, make: fn(f32) -> Result<T, UnitError>) -> Result<T, Scene
 /// `iterations` is given) when `max_strain`, `min_substeps` or `max_substeps` is given, or when
 /// neither `substeps` nor `iterations` is; else every frame takes `substeps` time steps.
 fn simulation(raw: Spanned<RawSimulation>, source: &Source) -> Result<(SimSettings, KeySpans), SceneError> {
-    let mut spans = KeySpans::new(raw.span());
+    let mut cx = Simulation { source, spans: KeySpans::new(raw.span()) };
     let raw = raw.into_inner();
-    let fail = |key: &str, at: usize, rule: SceneRule| SceneError::Invalid {
-        at: source.pos(at),
-        place: format!("simulation.{key}"),
-        rule: Box::new(rule),
-    };
     let mut settings = SimSettings::default();
-
-    spans.key("fps", raw.fps.span());
-    settings.fps = finite(*raw.fps.get_ref()).map_err(|r| fail("fps", raw.fps.span().start, r))?;
-
-    let tolerance_keys = [
-        ("max_strain", start(&raw.max_strain)),
-        ("min_substeps", start(&raw.min_substeps)),
-        ("max_substeps", start(&raw.max_substeps)),
-    ];
-    let named = tolerance_keys.iter().find_map(|&(key, at)| at.map(|at| (key, at)));
-    if let (Some((key, at)), Some(_)) = (named, &raw.substeps) {
-        return Err(fail(key, at, SceneRule::FixedAndTolerance { key }));
-    }
-    let to_tolerance = named.is_some() || (raw.substeps.is_none() && raw.iterations.is_none());
+    cx.spans.key("fps", raw.fps.span());
+    settings.fps = finite(*raw.fps.get_ref()).map_err(|r| cx.fail("fps", raw.fps.span().start, r))?;
+    let to_tolerance = cx.to_tolerance(&raw)?;
     let mut tolerance = StrainTolerance::default();
     if to_tolerance {
         settings.iterations = StrainTolerance::DEFAULT_ITERATIONS;
     }
-    if let Some(m) = raw.max_strain {
-        spans.key("max_strain", m.span());
-        tolerance.max_strain = to_f32(*m.get_ref()).map_err(|r| fail("max_strain", m.span().start, r))?;
+    if let Some(m) = &raw.max_strain {
+        cx.spans.key("max_strain", m.span());
+        tolerance.max_strain = to_f32(*m.get_ref()).map_err(|r| cx.fail("max_strain", m.span().start, r))?;
     }
     let counts = [
-        ("frames", Some(raw.frames), &mut settings.frames),
-        ("substeps", raw.substeps, &mut settings.substeps),
-        ("iterations", raw.iterations, &mut settings.iterations),
+        ("frames", Some(raw.frames.clone()), &mut settings.frames),
+        ("substeps", raw.substeps.clone(), &mut settings.substeps),
+        ("iterations", raw.iterations.clone(), &mut settings.iterations),
         ("min_substeps", raw.min_substeps.clone(), &mut tolerance.min_substeps),
         ("max_substeps", raw.max_substeps.clone(), &mut tolerance.max_substeps),
     ];
     for (key, value, slot) in counts {
         if let Some(v) = value {
-            spans.key(key, v.span());
-            *slot = to_count(*v.get_ref()).map_err(|r| fail(key, v.span().start, r))?;
+            cx.spans.key(key, v.span());
+            *slot = to_count(*v.get_ref()).map_err(|r| cx.fail(key, v.span().start, r))?;
         }
     }
     if to_tolerance {
-        // Said at the key the scene gives (the other one may be a default); a 0 is left to
-        // `weft-core`'s "at least 1".
-        if tolerance.min_substeps > tolerance.max_substeps && tolerance.max_substeps > 0 {
-            let (key, at, relation, other, value, limit) = match (&raw.max_substeps, &raw.min_substeps) {
-                (Some(max), _) => (
-                    "max_substeps",
-                    max.span().start,
-                    "less than",
-                    "min_substeps",
-                    tolerance.max_substeps,
-                    tolerance.min_substeps,
-                ),
-                (None, Some(min)) => (
-                    "min_substeps",
-                    min.span().start,
-                    "more than",
-                    "max_substeps",
-                    tolerance.min_substeps,
-                    tolerance.max_substeps,
-                ),
-                (None, None) => unreachable!("the defaults are in order"),
-            };
-            let rule = Rule::CountOrder { value: value as u64, relation, other, limit: limit as u64 };
-            return Err(fail(key, at, SceneRule::Model(rule)));
-        }
+        cx.check_substep_order(&raw, &tolerance)?;
         settings.substeps = tolerance.min_substeps;
         settings.tolerance = Some(tolerance);
     }
-    if let Some(g) = raw.gravity {
-        spans.key("gravity", g.span());
-        settings.gravity = point(g.get_ref()).map_err(|r| fail("gravity", g.span().start, r))?;
+    cx.forces(raw, &mut settings)?;
+    Ok((settings, cx.spans))
+}
+
+/// Converts the `[simulation]` table, recording its spans.
+struct Simulation<'a> {
+    source: &'a Source,
+    spans: KeySpans,
+}
+
+impl Simulation<'_> {
+    /// An error at byte `at`, in `simulation.KEY`.
+    fn fail(&self, key: &str, at: usize, rule: SceneRule) -> SceneError {
+        SceneError::Invalid {
+            at: self.source.pos(at),
+            place: format!("simulation.{key}"),
+            rule: Box::new(rule),
+        }
     }
-    if let Some(d) = raw.velocity_damping {
-        spans.key("velocity_damping", d.span());
-        settings.velocity_damping =
-            to_f32(*d.get_ref()).map_err(|r| fail("velocity_damping", d.span().start, r))?;
+
+    /// Whether the scene bakes to a strain tolerance (a tolerance key is given, or neither
+    /// `substeps` nor `iterations`); a tolerance key beside `substeps` is refused.
+    fn to_tolerance(&self, raw: &RawSimulation) -> Result<bool, SceneError> {
+        let tolerance_keys = [
+            ("max_strain", start(&raw.max_strain)),
+            ("min_substeps", start(&raw.min_substeps)),
+            ("max_substeps", start(&raw.max_substeps)),
+        ];
+        let named = tolerance_keys.iter().find_map(|&(key, at)| at.map(|at| (key, at)));
+        if let (Some((key, at)), Some(_)) = (named, &raw.substeps) {
+            return Err(self.fail(key, at, SceneRule::FixedAndTolerance { key }));
+        }
+        Ok(named.is_some() || (raw.substeps.is_none() && raw.iterations.is_none()))
     }
-    if let Some(d) = raw.air_density {
-        spans.key("air_density", d.span());
-        settings.air_density = to_f32(*d.get_ref()).map_err(|r| fail("air_density", d.span().start, r))?;
+
+    /// `min_substeps ≤ max_substeps`, said at the key the scene gives (the other one may be a
+    /// default); a 0 is left to `weft-core`'s "at least 1".
+    fn check_substep_order(
+        &self,
+        raw: &RawSimulation,
+        tolerance: &StrainTolerance,
+    ) -> Result<(), SceneError> {
+        if tolerance.min_substeps <= tolerance.max_substeps || tolerance.max_substeps == 0 {
+            return Ok(());
+        }
+        let (key, at, relation, other, value, limit) = match (&raw.max_substeps, &raw.min_substeps) {
+            (Some(max), _) => (
+                "max_substeps",
+                max.span().start,
+                "less than",
+                "min_substeps",
+                tolerance.max_substeps,
+                tolerance.min_substeps,
+            ),
+            (None, Some(min)) => (
+                "min_substeps",
+                min.span().start,
+                "more than",
+                "max_substeps",
+                tolerance.min_substeps,
+                tolerance.max_substeps,
+            ),
+            (None, None) => unreachable!("the defaults are in order"),
+        };
+        let rule = Rule::CountOrder { value: value as u64, relation, other, limit: limit as u64 };
+        Err(self.fail(key, at, SceneRule::Model(rule)))
     }
-    if let Some(w) = raw.wind {
+
+    /// `gravity`, `velocity_damping`, `air_density` and `wind`.
+    fn forces(&mut self, raw: RawSimulation, settings: &mut SimSettings) -> Result<(), SceneError> {
+        if let Some(g) = raw.gravity {
+            self.spans.key("gravity", g.span());
+            settings.gravity = point(g.get_ref()).map_err(|r| self.fail("gravity", g.span().start, r))?;
+        }
+        if let Some(d) = raw.velocity_damping {
+            self.spans.key("velocity_damping", d.span());
+            settings.velocity_damping =
+                to_f32(*d.get_ref()).map_err(|r| self.fail("velocity_damping", d.span().start, r))?;
+        }
+        if let Some(d) = raw.air_density {
+            self.spans.key("air_density", d.span());
+            settings.air_density =
+                to_f32(*d.get_ref()).map_err(|r| self.fail("air_density", d.span().start, r))?;
+        }
+        if let Some(w) = raw.wind {
+            settings.wind = self.wind(w)?;
+        }
+        Ok(())
+    }
+
+    /// `wind = [x, y, z]` (constant: one key at t = 0, held) or a list of keys.
+    fn wind(&mut self, w: Spanned<Vec<Spanned<WindItem>>>) -> Result<Vec<WindKey>, SceneError> {
         let value = w.span();
         let items = w.into_inner();
-        spans.list("wind", value.clone(), items.iter().map(|i| i.span().start));
+        self.spans.list("wind", value.clone(), items.iter().map(|i| i.span().start));
         let numbers: Vec<f64> = items
             .iter()
             .filter_map(|i| if let WindItem::Number(n) = i.get_ref() { Some(*n) } else { None })
             .collect();
         if numbers.len() == items.len() {
-            // A constant wind: one key at t = 0, held.
             if numbers.len() != 3 {
-                return Err(fail("wind", value.start, SceneRule::WindLength { len: numbers.len() }));
+                return Err(self.fail("wind", value.start, SceneRule::WindLength { len: numbers.len() }));
             }
             let mut velocity = [0.0f32; 3];
             for ((slot, &n), item) in velocity.iter_mut().zip(&numbers).zip(&items) {
-                *slot = to_f32(n).map_err(|r| fail("wind", item.span().start, r))?;
+                *slot = to_f32(n).map_err(|r| self.fail("wind", item.span().start, r))?;
             }
-            settings.wind = vec![WindKey { time: 0.0, velocity }];
-        } else if numbers.is_empty() {
-            for (i, item) in items.iter().enumerate() {
-                let WindItem::Key(key) = item.get_ref() else { continue };
-                let at = |v: std::ops::Range<usize>, r| fail(&format!("wind[{i}]"), v.start, r);
-                let time = to_f32(*key.time.get_ref()).map_err(|r| at(key.time.span(), r))?;
-                let velocity = point(key.velocity.get_ref()).map_err(|r| at(key.velocity.span(), r))?;
-                settings.wind.push(WindKey { time, velocity });
-            }
-        } else {
-            return Err(fail("wind", value.start, SceneRule::MixedWind));
+            return Ok(vec![WindKey { time: 0.0, velocity }]);
         }
+        if !numbers.is_empty() {
+            return Err(self.fail("wind", value.start, SceneRule::MixedWind));
+        }
+        let mut keys = Vec::with_capacity(items.len());
+        for (i, item) in items.iter().enumerate() {
+            let WindItem::Key(key) = item.get_ref() else { continue };
+            let at = |v: std::ops::Range<usize>, r| self.fail(&format!("wind[{i}]"), v.start, r);
+            let time = to_f32(*key.time.get_ref()).map_err(|r| at(key.time.span(), r))?;
+            let velocity = point(key.velocity.get_ref()).map_err(|r| at(key.velocity.span(), r))?;
+            keys.push(WindKey { time, velocity });
+        }
+        Ok(keys)
     }
-    Ok((settings, spans))
 }
 
 /// Converts one `[[cloth]]`, recording its spans and sources as it goes.
@@ -639,6 +677,32 @@ impl<'a> Cloth<'a> {
         desc: &mut ClothDesc,
         derived: &mut Derived,
     ) -> Result<(), SceneError> {
+        let mut stretch = self.stretch_set(raw, derived)?;
+        let triangle_lines = self.origin.mesh.as_ref().map(|m| m.triangle_lines.clone()).unwrap_or_default();
+        let lines_of = |sources: &[u32]| -> Vec<u32> {
+            sources.iter().map(|&t| triangle_lines.get(t as usize).copied().unwrap_or(0)).collect()
+        };
+        let mut stretch_lines = lines_of(&derived.stretch_source);
+        let threads = self.threads(raw, desc, derived, &mut stretch, &mut stretch_lines)?;
+        let shear = self.shear_set(raw, derived)?;
+        let shear_lines = lines_of(&derived.shear_source);
+
+        let mut edge_lines = vec![("edges", stretch_lines)];
+        desc.edge_sets = vec![stretch];
+        for (set, lines) in threads {
+            edge_lines.push((set.field, lines));
+            desc.edge_sets.push(set);
+        }
+        edge_lines.push(("shear_edges", shear_lines));
+        desc.edge_sets.push(shear);
+        if let Some(mesh) = &mut self.origin.mesh {
+            mesh.edge_lines = edge_lines;
+        }
+        Ok(())
+    }
+
+    /// The stretch edges (generated, or `edges` and `rest_lengths`) with their material.
+    fn stretch_set(&mut self, raw: &mut RawCloth, derived: &mut Derived) -> Result<EdgeSet, SceneError> {
         let mut stretch = EdgeSet::stretch();
         match derived.stretch.take() {
             Some(edges) => stretch.edges = edges,
@@ -660,8 +724,19 @@ impl<'a> Cloth<'a> {
         if let Some(d) = &raw.stretch_damping {
             stretch.damping = self.scalar("stretch_damping", d)?;
         }
+        Ok(stretch)
+    }
 
-        // Warp and weft: the stretch edges along U and along V get their own material.
+    /// Warp and weft: the stretch edges along U and along V taken out of `stretch` (with their
+    /// lines) into sets of their own material, when `warp_*` or `weft_*` is given.
+    fn threads(
+        &mut self,
+        raw: &mut RawCloth,
+        desc: &ClothDesc,
+        derived: &mut Derived,
+        stretch: &mut EdgeSet,
+        stretch_lines: &mut Vec<u32>,
+    ) -> Result<Vec<(EdgeSet, Vec<u32>)>, SceneError> {
         let grain_key = [
             ("warp_compliance", start(&raw.warp_compliance)),
             ("warp_stiffness", start(&raw.warp_stiffness)),
@@ -679,65 +754,58 @@ impl<'a> Cloth<'a> {
             ("weft_compliance", raw.weft_compliance.take()),
             ("weft_stiffness", raw.weft_stiffness.take()),
         )?;
-        let triangle_lines = self.origin.mesh.as_ref().map(|m| m.triangle_lines.clone()).unwrap_or_default();
-        let lines_of = |sources: &[u32]| -> Vec<u32> {
-            sources.iter().map(|&t| triangle_lines.get(t as usize).copied().unwrap_or(0)).collect()
-        };
-        let mut stretch_lines = lines_of(&derived.stretch_source);
-        let mut threads: Vec<(EdgeSet, Vec<u32>)> = Vec::new();
-        if let Some((key, at)) = grain_key {
-            let grain = match derived.shape {
-                Shape::Grid => std::mem::take(&mut derived.grid_grain),
-                Shape::Mesh if !desc.uvs.is_empty() => {
-                    classify_grain(&stretch.edges, &derived.stretch_source, &desc.triangles, &desc.uvs)
-                }
-                _ => {
-                    return Err(self.fail(key, at, SceneRule::NeedsUvs { key, why: derived.no_uvs.clone() }));
-                }
-            };
-            let thread_set = |field, elasticity_field, rest_field, elasticity| EdgeSet {
-                field,
-                elasticity_field,
-                rest_field,
-                elasticity,
-                damping: stretch.damping,
-                edges: Vec::new(),
-                ..EdgeSet::stretch()
-            };
-            let mut sets = [
-                (None, Vec::new(), Vec::new()),
-                (
-                    warp.map(|e| thread_set("warp_edges", "warp_compliance", "warp_rest_lengths", e)),
-                    Vec::new(),
-                    Vec::new(),
-                ),
-                (
-                    weft.map(|e| thread_set("weft_edges", "weft_compliance", "weft_rest_lengths", e)),
-                    Vec::new(),
-                    Vec::new(),
-                ),
-            ];
-            for (i, (&edge, grain)) in stretch.edges.iter().zip(&grain).enumerate() {
-                let class = match grain {
-                    Grain::Warp if warp.is_some() => 1,
-                    Grain::Weft if weft.is_some() => 2,
-                    _ => 0,
-                };
-                sets[class].1.push(edge);
-                if let Some(&line) = stretch_lines.get(i) {
-                    sets[class].2.push(line);
-                }
+        let Some((key, at)) = grain_key else { return Ok(Vec::new()) };
+        let grain = match derived.shape {
+            Shape::Grid => std::mem::take(&mut derived.grid_grain),
+            Shape::Mesh if !desc.uvs.is_empty() => {
+                classify_grain(&stretch.edges, &derived.stretch_source, &desc.triangles, &desc.uvs)
             }
-            let [(_, bias, bias_lines), rest @ ..] = sets;
-            stretch.edges = bias;
-            stretch_lines = bias_lines;
-            for (set, edges, lines) in rest {
-                if let Some(set) = set {
-                    threads.push((EdgeSet { edges, ..set }, lines));
-                }
+            _ => return Err(self.fail(key, at, SceneRule::NeedsUvs { key, why: derived.no_uvs.clone() })),
+        };
+        let thread_set = |field, elasticity_field, rest_field, elasticity| EdgeSet {
+            field,
+            elasticity_field,
+            rest_field,
+            elasticity,
+            damping: stretch.damping,
+            edges: Vec::new(),
+            ..EdgeSet::stretch()
+        };
+        let mut sets = [
+            (None, Vec::new(), Vec::new()),
+            (
+                warp.map(|e| thread_set("warp_edges", "warp_compliance", "warp_rest_lengths", e)),
+                Vec::new(),
+                Vec::new(),
+            ),
+            (
+                weft.map(|e| thread_set("weft_edges", "weft_compliance", "weft_rest_lengths", e)),
+                Vec::new(),
+                Vec::new(),
+            ),
+        ];
+        for (i, (&edge, grain)) in stretch.edges.iter().zip(&grain).enumerate() {
+            let class = match grain {
+                Grain::Warp if warp.is_some() => 1,
+                Grain::Weft if weft.is_some() => 2,
+                _ => 0,
+            };
+            sets[class].1.push(edge);
+            if let Some(&line) = stretch_lines.get(i) {
+                sets[class].2.push(line);
             }
         }
+        let [(_, bias, bias_lines), rest @ ..] = sets;
+        stretch.edges = bias;
+        *stretch_lines = bias_lines;
+        Ok(rest
+            .into_iter()
+            .filter_map(|(set, edges, lines)| Some((EdgeSet { edges, ..set? }, lines)))
+            .collect())
+    }
 
+    /// The shear edges (`shear_edges`, or generated) with their material.
+    fn shear_set(&mut self, raw: &mut RawCloth, derived: &mut Derived) -> Result<EdgeSet, SceneError> {
         let mut shear = EdgeSet::shear();
         shear.edges = match raw.shear_edges.take() {
             Some(e) => self.list("shear_edges", e, indices)?,
@@ -752,20 +820,7 @@ impl<'a> Cloth<'a> {
         if let Some(d) = &raw.shear_damping {
             shear.damping = self.scalar("shear_damping", d)?;
         }
-        let shear_lines = lines_of(&derived.shear_source);
-
-        let mut edge_lines = vec![("edges", stretch_lines)];
-        desc.edge_sets = vec![stretch];
-        for (set, lines) in threads {
-            edge_lines.push((set.field, lines));
-            desc.edge_sets.push(set);
-        }
-        edge_lines.push(("shear_edges", shear_lines));
-        desc.edge_sets.push(shear);
-        if let Some(mesh) = &mut self.origin.mesh {
-            mesh.edge_lines = edge_lines;
-        }
-        Ok(())
+        Ok(shear)
     }
 
     /// Pins: explicit `pins`, then the grid corners named in `pin_corners`, then the particles in
@@ -799,74 +854,87 @@ impl<'a> Cloth<'a> {
             run(desc, start, None);
         }
         if let Some(b) = raw.pin_box.take() {
-            let value = b.span();
-            let boxes: Vec<(String, usize, RawBox)> = match b.into_inner() {
-                OneOrList::One(one) => {
-                    self.spans.key("pin_box", value.clone());
-                    vec![("pin_box".to_string(), value.start, one)]
-                }
-                OneOrList::List(list) => {
-                    self.spans.list("pin_box", value.clone(), list.iter().map(|b| b.span().start));
-                    if list.is_empty() {
-                        return Err(self.fail(
-                            "pin_box",
-                            value.start,
-                            SceneRule::EmptyList { key: "pin_box" },
-                        ));
-                    }
-                    list.into_iter()
-                        .enumerate()
-                        .map(|(i, b)| (format!("pin_box[{i}]"), b.span().start, b.into_inner()))
-                        .collect()
-                }
-            };
             let start = desc.pins.len();
-            for (place, at, b) in boxes {
-                let corner = |v: &Spanned<Fixed<f64, 3>>, key: &str| {
-                    point(v.get_ref()).map_err(|r| self.fail(&format!("{place}.{key}"), v.span().start, r))
-                };
-                let (min, max) = (corner(&b.min, "min")?, corner(&b.max, "max")?);
-                if let Some(a) = (0..3).find(|&a| min[a] > max[a]) {
-                    let rule = SceneRule::BoxInverted { axis: ['x', 'y', 'z'][a], min: min[a], max: max[a] };
-                    return Err(self.fail(&place, at, rule));
-                }
-                let inside = in_box(&desc.positions, min, max);
-                if inside.is_empty() {
-                    let (mut lo, mut hi) = ([f32::INFINITY; 3], [f32::NEG_INFINITY; 3]);
-                    for p in &desc.positions {
-                        for a in 0..3 {
-                            lo[a] = lo[a].min(p[a]);
-                            hi[a] = hi[a].max(p[a]);
-                        }
-                    }
-                    return Err(self.fail(&place, at, SceneRule::EmptyBox { min, max, lo, hi }));
-                }
-                desc.pins.extend(inside);
-            }
+            let inside = self.pin_boxes(b, &desc.positions)?;
+            desc.pins.extend(inside);
             run(desc, start, None);
         }
         if let Some(f) = raw.pin_file.take() {
-            self.spans.key("pin_file", f.span());
-            let at = f.span().start;
-            let path = resolve(self.source.path(), f.get_ref());
-            let file = one_line(&path.display().to_string());
-            let text = read_text(&path, MAX_SCENE_BYTES).map_err(|(line, problem)| match line {
-                Some(line) => self.fail_in(&file, line, "pin_file", SceneRule::PinFileLine(problem)),
-                None => self.fail("pin_file", at, SceneRule::PinFile { file: file.clone(), problem }),
-            })?;
-            let listed = parse_index_list(&text)
-                .map_err(|e| self.fail_in(&file, e.line, "pin_file", SceneRule::PinFileLine(e.problem)))?;
-            if listed.is_empty() {
-                let problem =
-                    "the file lists no particle index (one index per line, # for comments)".to_string();
-                return Err(self.fail("pin_file", at, SceneRule::PinFile { file, problem }));
-            }
+            let (file, listed) = self.pin_file(f)?;
             let start = desc.pins.len();
             desc.pins.extend(listed.iter().map(|l| l.index));
             run(desc, start, Some((file, listed.iter().map(|l| l.line as u32).collect())));
         }
         self.origin.pins = runs;
         Ok(())
+    }
+
+    /// The particles inside the boxes of `pin_box` (one box or a list), box by box.
+    fn pin_boxes(
+        &mut self,
+        b: Spanned<OneOrList<RawBox>>,
+        positions: &[[f32; 3]],
+    ) -> Result<Vec<u32>, SceneError> {
+        let value = b.span();
+        let boxes: Vec<(String, usize, RawBox)> = match b.into_inner() {
+            OneOrList::One(one) => {
+                self.spans.key("pin_box", value.clone());
+                vec![("pin_box".to_string(), value.start, one)]
+            }
+            OneOrList::List(list) => {
+                self.spans.list("pin_box", value.clone(), list.iter().map(|b| b.span().start));
+                if list.is_empty() {
+                    return Err(self.fail("pin_box", value.start, SceneRule::EmptyList { key: "pin_box" }));
+                }
+                list.into_iter()
+                    .enumerate()
+                    .map(|(i, b)| (format!("pin_box[{i}]"), b.span().start, b.into_inner()))
+                    .collect()
+            }
+        };
+        let mut pins = Vec::new();
+        for (place, at, b) in boxes {
+            let corner = |v: &Spanned<Fixed<f64, 3>>, key: &str| {
+                point(v.get_ref()).map_err(|r| self.fail(&format!("{place}.{key}"), v.span().start, r))
+            };
+            let (min, max) = (corner(&b.min, "min")?, corner(&b.max, "max")?);
+            if let Some(a) = (0..3).find(|&a| min[a] > max[a]) {
+                let rule = SceneRule::BoxInverted { axis: ['x', 'y', 'z'][a], min: min[a], max: max[a] };
+                return Err(self.fail(&place, at, rule));
+            }
+            let inside = in_box(positions, min, max);
+            if inside.is_empty() {
+                let (mut lo, mut hi) = ([f32::INFINITY; 3], [f32::NEG_INFINITY; 3]);
+                for p in positions {
+                    for a in 0..3 {
+                        lo[a] = lo[a].min(p[a]);
+                        hi[a] = hi[a].max(p[a]);
+                    }
+                }
+                return Err(self.fail(&place, at, SceneRule::EmptyBox { min, max, lo, hi }));
+            }
+            pins.extend(inside);
+        }
+        Ok(pins)
+    }
+
+    /// The indices `pin_file` lists (the file as shown in messages, and each index with its line).
+    fn pin_file(&mut self, f: Spanned<String>) -> Result<(String, Vec<ListedIndex>), SceneError> {
+        self.spans.key("pin_file", f.span());
+        let at = f.span().start;
+        let path = resolve(self.source.path(), f.get_ref());
+        let file = one_line(&path.display().to_string());
+        let text = read_text(&path, MAX_SCENE_BYTES).map_err(|(line, problem)| match line {
+            Some(line) => self.fail_in(&file, line, "pin_file", SceneRule::PinFileLine(problem)),
+            None => self.fail("pin_file", at, SceneRule::PinFile { file: file.clone(), problem }),
+        })?;
+        let listed = parse_index_list(&text)
+            .map_err(|e| self.fail_in(&file, e.line, "pin_file", SceneRule::PinFileLine(e.problem)))?;
+        if listed.is_empty() {
+            let problem = "the file lists no particle index (one index per line, # for comments)".to_string();
+            return Err(self.fail("pin_file", at, SceneRule::PinFile { file, problem }));
+        }
+        Ok((file, listed))
     }
 
     /// `non_manifold`, and the constraint kinds beyond distance: the batched kinds of the registry

@@ -155,6 +155,27 @@ pub fn parse_scene_variant(
     }
 }
 
+/// The values of one `[wedge]` key's array, each read as TOML (its text kept for the variant
+/// names and edits).
+fn wedge_values(
+    array: &toml::de::DeArray<'_>,
+    text: &str,
+    source: &Source,
+    place: &str,
+) -> Result<Vec<WedgeValue>, SceneError> {
+    let mut values = Vec::with_capacity(array.len());
+    for element in array.iter() {
+        let span = element.span();
+        let text = text[span.clone()].to_string();
+        let value = read_value(&text).map_err(|message| SceneError::Toml {
+            at: source.pos(span.start),
+            message: format!("{place}: {message}"),
+        })?;
+        values.push(WedgeValue { text, at: span.start, value });
+    }
+    Ok(values)
+}
+
 impl Wedge {
     /// Reads the `[wedge]` table of a scene's text (`Ok(None)` without one) and checks it: each
     /// key names a scene key, each value is a non-empty array whose every value the scene format
@@ -197,16 +218,7 @@ impl Wedge {
             }
             let target =
                 target(root.get_ref(), text, &key).map_err(|rule| invalid(key_at, place.clone(), rule))?;
-            let mut values = Vec::with_capacity(array.len());
-            for element in array.iter() {
-                let span = element.span();
-                let text = text[span.clone()].to_string();
-                let value = read_value(&text).map_err(|message| SceneError::Toml {
-                    at: source.pos(span.start),
-                    message: format!("{place}: {message}"),
-                })?;
-                values.push(WedgeValue { text, at: span.start, value });
-            }
+            let values = wedge_values(array, text, &source, &place)?;
             count = count.checked_mul(values.len()).filter(|&n| n <= MAX_VARIANTS).ok_or_else(|| {
                 invalid(value.span().start, place.clone(), SceneRule::WedgeTooLarge { limit: MAX_VARIANTS })
             })?;
@@ -224,10 +236,16 @@ impl Wedge {
             count,
             table_at,
         };
-        // Each value of each key, alone, must fit the scene format (its type, a key the table takes).
-        for (k, key) in wedge.keys.iter().enumerate() {
+        wedge.check_each_value(&source)?;
+        Ok(Some(wedge))
+    }
+
+    /// Each value of each key, alone, must fit the scene format (its type, a key the table takes):
+    /// the first that does not is refused at its place in the `[wedge]` table.
+    fn check_each_value(&self, source: &Source) -> Result<(), SceneError> {
+        for (k, key) in self.keys.iter().enumerate() {
             for v in 0..key.values.len() {
-                let (variant_text, edits) = wedge.apply(&[(k, v)]);
+                let (variant_text, edits) = self.apply(&[(k, v)]);
                 if let Err(e) = toml::from_str::<super::raw::RawScene>(&variant_text) {
                     let at = e.span().map_or(0, |s| s.start);
                     let message = plain_toml_message(e.message());
@@ -241,7 +259,7 @@ impl Wedge {
                 }
             }
         }
-        Ok(Some(wedge))
+        Ok(())
     }
 
     /// The number of variants: the product of the arrays' lengths (at least 1).
@@ -457,41 +475,7 @@ fn target(root: &DeTable<'_>, text: &str, key: &str) -> Result<Target, SceneRule
             let DeValue::Table(t) = simulation.get_ref() else { return Err(not_table()) };
             (t, text[simulation.span()].starts_with('{'), "[simulation]".to_string(), rest)
         }
-        "cloth" | "collider" => {
-            // Each table, and whether it is written inline.
-            let tables: Vec<(&DeTable<'_>, bool)> = match root.get(kind).map(|v| v.get_ref()) {
-                Some(DeValue::Array(a)) => a
-                    .iter()
-                    .filter_map(|t| match t.get_ref() {
-                        DeValue::Table(table) => Some((table, text[t.span()].starts_with('{'))),
-                        _ => None,
-                    })
-                    .collect(),
-                _ => Vec::new(),
-            };
-            let names: Vec<&str> =
-                tables.iter().filter_map(|(t, _)| t.get("name").and_then(|n| n.get_ref().as_str())).collect();
-            // The longest name the key goes on from (names may hold dots).
-            let found = tables
-                .iter()
-                .filter_map(|&(t, inline)| {
-                    let name = t.get("name")?.get_ref().as_str()?;
-                    let after = rest.strip_prefix(name)?.strip_prefix('.')?;
-                    Some((name, t, inline, after))
-                })
-                .max_by_key(|(name, ..)| name.len());
-            match found {
-                Some((name, t, inline, after)) => (t, inline, format!("{kind} '{name}'"), after),
-                None => {
-                    let name = rest.split('.').next().unwrap_or_default().to_string();
-                    return Err(SceneRule::WedgeNoName {
-                        kind: if kind == "cloth" { "[[cloth]]" } else { "[[collider]]" },
-                        name,
-                        names: names.join(", "),
-                    });
-                }
-            }
-        }
+        "cloth" | "collider" => named_table(root, text, kind, rest)?,
         _ => return Err(not_table()),
     };
     let parts: Vec<&str> = rest.split('.').collect();
@@ -511,7 +495,53 @@ fn target(root: &DeTable<'_>, text: &str, key: &str) -> Result<Target, SceneRule
             _ => return Err(SceneRule::WedgeNoTable { place: place.clone(), table: part.to_string() }),
         }
     }
-    if let Some(value) = table.get(*last) {
+    key_target(table, inline, text, last)
+}
+
+/// The `[[cloth]]` or `[[collider]]` (`kind`) whose name the key `rest` goes on from (the longest,
+/// since names may hold dots): the table, whether it is written inline, its place in messages,
+/// and the rest of the key after the name.
+fn named_table<'t, 'k>(
+    root: &'t DeTable<'_>,
+    text: &str,
+    kind: &str,
+    rest: &'k str,
+) -> Result<(&'t DeTable<'t>, bool, String, &'k str), SceneRule> {
+    // Each table, and whether it is written inline.
+    let tables: Vec<(&DeTable<'_>, bool)> = match root.get(kind).map(|v| v.get_ref()) {
+        Some(DeValue::Array(a)) => a
+            .iter()
+            .filter_map(|t| match t.get_ref() {
+                DeValue::Table(table) => Some((table, text[t.span()].starts_with('{'))),
+                _ => None,
+            })
+            .collect(),
+        _ => Vec::new(),
+    };
+    let found = tables
+        .iter()
+        .filter_map(|&(t, inline)| {
+            let name = t.get("name")?.get_ref().as_str()?;
+            let after = rest.strip_prefix(name)?.strip_prefix('.')?;
+            Some((name, t, inline, after))
+        })
+        .max_by_key(|(name, ..)| name.len());
+    if let Some((name, t, inline, after)) = found {
+        return Ok((t, inline, format!("{kind} '{name}'"), after));
+    }
+    let names: Vec<&str> =
+        tables.iter().filter_map(|(t, _)| t.get("name").and_then(|n| n.get_ref().as_str())).collect();
+    Err(SceneRule::WedgeNoName {
+        kind: if kind == "cloth" { "[[cloth]]" } else { "[[collider]]" },
+        name: rest.split('.').next().unwrap_or_default().to_string(),
+        names: names.join(", "),
+    })
+}
+
+/// Where key `last` of `table` (written inline or not) is edited: its value, replaced whole, or,
+/// not set, inserted after the first key of the table written with a plain value.
+fn key_target(table: &DeTable<'_>, inline: bool, text: &str, last: &str) -> Result<Target, SceneRule> {
+    if let Some(value) = table.get(last) {
         let span = value.span();
         let written = &text[span.clone()];
         let whole = match value.get_ref() {
@@ -524,7 +554,6 @@ fn target(root: &DeTable<'_>, text: &str, key: &str) -> Result<Target, SceneRule
         }
         return Ok(Target::Replace(span));
     }
-    // Not set: given after the first key of the table written with a plain value.
     let anchor = table
         .iter()
         .filter(|(_, v)| match v.get_ref() {
