@@ -78,7 +78,9 @@ impl Seam {
         let length = d.length();
         let alpha_tilde = self.compliance * step.inv_h2;
         let denominator = pa.inv_mass + pb.inv_mass + alpha_tilde;
-        if !(length <= MAX_LENGTH) || !(denominator > 0.0) {
+        // Too far apart, not finite (NaN compares false) or no mass to move: degenerate.
+        let usable = length <= MAX_LENGTH && denominator > 0.0;
+        if !usable {
             return false;
         }
         if length <= MIN_LENGTH {
