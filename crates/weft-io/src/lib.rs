@@ -19,7 +19,8 @@
 //! * [`bounded`]: the one bounded read behind every file read above
 //!   ([`bounded::read_bounded`]): a file over its byte limit is refused, before reading and while
 //!   reading.
-//! * [`StagedFile`]: the one-file form of the staged writing below (the statistics, checkpoints).
+//! * [`StagedFile`]: the one-file form of the staged writing below (`stats.csv`, checkpoints,
+//!   `summary.toml`).
 //!
 //! Every cache is written under a temporary name (`NAME.pc2.partial`, ...) and renamed to its final
 //! name only when every declared sample is written: a bake that fails, is killed, or drops its
