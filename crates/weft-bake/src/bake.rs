@@ -4,7 +4,6 @@
 use std::fs;
 use std::io;
 use std::path::{Path, PathBuf};
-use std::thread::ScopedJoinHandle;
 use std::time::{Duration, Instant};
 
 use weft_core::Rule;
@@ -16,7 +15,7 @@ use weft_io::{CacheFormat, CacheSpec, Scene, StagedFile, create_cache, resume_ca
 use weft_kernels::{StepOptions, StepStats, Stepper};
 
 use crate::checkpointing::{self, CheckpointPolicy, Schedule, Snapshot};
-use crate::output::{OpenCache, Output};
+use crate::output::{FrameWriter, OpenCache, Output};
 use crate::progress::Progress;
 use crate::stats::{Cadence, Quality, STATS_FILE, STATS_HEADER};
 use crate::{BakeError, BakeOptions, BakeReport, FrameStats};
@@ -129,218 +128,305 @@ fn run(
 
 /// Opens every cache, writes sample 0, steps and writes every frame, then publishes the files.
 /// Runs inside the bake's pool.
+///
+/// The stages, each a method of [`Bake`] or [`FrameWriter`]: **open** the files (or resume from a
+/// checkpoint); then, frame by frame, **step** the frame (again, from its start, while it ends
+/// over the strain tolerance), take the output back from writing the frame before and **close**
+/// the frame (its positions to the output, the next frame's count, progress), **emit** it (to
+/// the output's thread, or written in line) and write a **checkpoint** when one is due; then
+/// **publish** the files.
 fn frames(
     model: &mut Model,
     options: &BakeOptions,
     progress: &mut dyn Progress,
 ) -> Result<BakeReport, BakeError> {
-    let settings = model.settings().clone();
     let cloths: Vec<ClothInfo> = model.cloths().to_vec();
-    let formats = options.effective_formats();
-    let cache_err = |name: &str, format, source| BakeError::Cache { cloth: name.to_string(), format, source };
-
-    let stats_path = options.out_dir.join(STATS_FILE);
-    let stats_err = |source| BakeError::File { path: stats_path.clone(), source };
-    let checkpoint_path = options.out_dir.join(CHECKPOINT_FILE);
-    let checkpointing = options.resume || options.checkpoints != CheckpointPolicy::Never;
-    let fingerprint = if checkpointing {
-        checkpointing::fingerprint(model, &formats, options.kernel, options.stats)
-    } else {
-        0
-    };
-
-    // Go on from a checkpoint of this bake, if asked and there is one; else start afresh.
-    let mut resume_note = None;
-    let mut resumed = None;
-    if options.resume {
-        match resume(model, options, &cloths, &formats, fingerprint) {
-            Ok(r) => resumed = Some(r),
-            Err(note) => resume_note = Some(note),
-        }
-    }
-    let (caches, stats, first_frame, mut cadence) = match resumed {
-        Some((caches, stats, checkpoint)) => {
-            checkpointing::restore(model, &checkpoint);
-            (caches, stats, checkpoint.frame + 1, Cadence::new(options.stats, checkpoint.stats_since))
-        }
-        None => {
-            // A checkpoint left by another bake would not match the files this one writes.
-            let _ = fs::remove_file(&checkpoint_path);
-            let mut caches = Vec::with_capacity(cloths.len() * formats.len());
-            for (c, cloth) in cloths.iter().enumerate() {
-                for (name, render) in cache_names(cloth) {
-                    for &format in &formats {
-                        let writer = create_cache(
-                            format,
-                            &cache_spec(&options.out_dir, cloth, &name, render, &settings),
-                        )
-                        .map_err(|e| cache_err(&name, format, e))?;
-                        caches.push(OpenCache { cloth: c, render, name: name.clone(), format, writer });
-                    }
-                }
-            }
-            let mut stats = StagedFile::create(&stats_path).map_err(stats_err)?;
-            stats.write(STATS_HEADER.as_bytes()).map_err(stats_err)?;
-            stats.write(b"\n").map_err(stats_err)?;
-            (caches, stats, 1, Cadence::new(options.stats, 0))
-        }
-    };
-
-    // Frames are written beside the solver when it leaves a core free (see `crate::output`).
-    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-    let mut output = Output::new(model, caches, stats, rayon::current_num_threads() < cores)?;
-    if first_frame == 1 {
-        output.capture(model);
-        output.write_samples(&cloths)?;
-    }
-    let mut schedule = Schedule::new(options.checkpoints);
-    // The largest stretch, for the tolerance and the row; the output counts the intersections.
-    let mut quality = Quality::new(model);
-    let start_intersections = (first_frame == 1).then(|| quality.measure(model).0);
-
+    let (mut bake, output) = Bake::open(model, options, &cloths)?;
     let frame_started = Instant::now();
-    progress.start(settings.frames, model.settings().substeps);
-    // One stepper for the whole bake: its buffers are kept from step to step. The residual is
-    // measured on the last time step of a frame measured fully only.
-    let quiet = StepOptions { path: options.kernel, residual: false };
-    let last = StepOptions { residual: true, ..quiet };
-    let mut stepper = Stepper::new(quiet);
-    let iterations = settings.iterations as u64;
-    let mut totals = StepStats::default();
-    // Baking to a strain tolerance: the count of each frame is chosen (see `next_substeps`);
-    // a frame over the tolerance is stepped again from this snapshot of its start.
-    let tolerance = settings.tolerance;
-    let mut snapshot = Snapshot::default();
-    let (mut steps, mut redone_steps) = (0u64, 0u64);
-    // Grown as frames are baked, never reserved up front from a count in the scene.
-    let mut per_frame = Vec::new();
+    progress.start(bake.settings.frames, bake.model.settings().substeps);
     // Each frame's rows and samples are written on a thread of their own while the next frame
     // steps (see `crate::output`); the output comes back before the next frame is handed over.
-    let output = std::thread::scope(|scope| -> Result<Output, BakeError> {
-        let mut writing: Option<ScopedJoinHandle<'_, Written>> = None;
-        let mut parked = Some(output);
-        for frame in first_frame..=settings.frames {
-            let mut frame_steps = 0u64;
-            // The frame's statistics, its largest stretch (for the tolerance and the row) and
-            // whether it is measured fully (decided for each try: a try at more substeps may be).
-            let (frame_stats, max_stretch, measured) = loop {
-                let substeps = model.settings().substeps;
-                let measured = cadence.due(frame, settings.frames, substeps as u64 * iterations);
-                let may_redo = tolerance.is_some_and(|t| substeps < t.max_substeps);
-                if may_redo {
-                    snapshot.take(model);
-                }
-                let mut frame_stats = StepStats::default();
-                for s in 1..=substeps {
-                    stepper.set_options(if s == substeps && measured { last } else { quiet });
-                    frame_stats.accumulate(&stepper.step(model));
-                }
-                frame_steps += substeps as u64;
-                let max_stretch = quality.max_stretch(model);
-                if let Some(t) = tolerance.filter(|_| may_redo)
-                    && max_stretch > t.max_strain
-                {
-                    // Over the tolerance with steps to spare: again from the start, twice the count.
-                    snapshot.put_back(model);
-                    redone_steps += substeps as u64;
-                    set_substeps(model, substeps.saturating_mul(2).min(t.max_substeps));
-                    continue;
-                }
-                break (frame_stats, max_stretch, measured);
-            };
-            let substeps = model.settings().substeps;
-            cadence.record(measured, substeps as u64 * iterations);
-            steps += frame_steps;
-            totals.accumulate(&frame_stats);
-            let row = FrameStats {
-                frame,
-                time: frame as f64 / settings.fps,
-                substeps,
-                step: frame_stats,
-                intersections: None,
-                max_stretch,
-            };
-            let mut out = take_back(&mut writing, &mut parked, &mut per_frame)?;
-            out.capture(model);
-            if let Some(t) = tolerance {
-                // What the next frame starts with (and a checkpoint after this frame records).
-                set_substeps(model, next_substeps(&t, substeps, max_stretch));
+    let (output, per_frame) = std::thread::scope(|scope| {
+        let mut writer = FrameWriter::new(scope, &cloths, output);
+        for frame in bake.first_frame..=bake.settings.frames {
+            let stepped = bake.step_frame(frame);
+            let mut out = writer.take_back()?;
+            bake.close_frame(frame, &stepped, &mut out, progress);
+            let due = bake.schedule.due(frame, bake.settings.frames);
+            if let Some(out) = writer.emit(out, stepped.row, stepped.measured, due)?
+                && due
+            {
+                bake.checkpoint(frame, out)?;
             }
-            progress.frame_steps(frame, frame_steps, substeps);
-            progress.frame_done(frame);
-            let due = schedule.due(frame, settings.frames);
-            if out.beside() && !due {
-                let cloths = &cloths;
-                writing = Some(scope.spawn(move || {
-                    let row = out.write_frame(row, measured, cloths);
-                    (out, row)
-                }));
-                continue;
-            }
-            // In line: written here, and a checkpoint (if due) records what the files hold.
-            per_frame.push(out.write_frame(row, measured, &cloths)?);
-            if !due {
-                parked = Some(out);
-                continue;
-            }
-            let mut checkpoint = checkpointing::capture(model, fingerprint, frame, cadence.since());
-            for cache in &mut out.caches {
-                let mark = cache.writer.mark().map_err(|e| cache_err(&cache.name, cache.format, e))?;
-                checkpoint.caches.push(mark);
-            }
-            checkpoint.stats_bytes = out.stats.sync().map_err(stats_err)?;
-            write_checkpoint(&checkpoint_path, &checkpoint)
-                .map_err(|source| BakeError::File { path: checkpoint_path.clone(), source })?;
-            if options.crash_after_checkpoint == Some(frame) {
-                // A crash, for tests: no destructor runs, every temporary file stays.
-                std::process::abort();
-            }
-            parked = Some(out);
         }
-        take_back(&mut writing, &mut parked, &mut per_frame)
+        writer.finish()
     })?;
     progress.finish();
     let frame_time = frame_started.elapsed();
+    let files = publish(output, &options.out_dir.join(CHECKPOINT_FILE))?;
+    Ok(bake.report(per_frame, files, frame_time))
+}
 
-    // Publish the caches, then the statistics. On any failure, remove what this bake already
-    // published: no set of files that looks complete is left.
-    let mut files: Vec<PathBuf> = Vec::new();
-    let published = publish(output.caches, output.stats, &mut files);
-    if let Err(e) = published {
-        for f in &files {
-            // Best effort: the error being returned is the one that matters.
-            let _ = fs::remove_file(f);
+/// One bake under way: the model and the stepper, and what the frames add up to.
+struct Bake<'a> {
+    model: &'a mut Model,
+    options: &'a BakeOptions,
+    /// The scene's settings, as built (a resumed bake's model starts at its checkpoint's count).
+    settings: SimSettings,
+    /// Ties a checkpoint to this bake (0 when neither checkpoints nor resuming are asked for).
+    fingerprint: u64,
+    /// The first frame this run steps: 1, or the one after the checkpoint it resumed from.
+    first_frame: u32,
+    resume_note: Option<String>,
+    /// Intersecting pairs in the initial state (`None` for a resumed bake).
+    start_intersections: Option<u64>,
+    /// One stepper for the whole bake: its buffers are kept from step to step.
+    stepper: Stepper,
+    /// The largest stretch, for the tolerance and the row (the output counts the intersections).
+    quality: Quality,
+    /// Baking to a strain tolerance: the start of a frame that may be stepped again.
+    snapshot: Snapshot,
+    cadence: Cadence,
+    schedule: Schedule,
+    /// Time steps taken, and of them those thrown away over the tolerance.
+    steps: u64,
+    redone_steps: u64,
+    totals: StepStats,
+}
+
+/// A frame stepped: its row (the intersections not yet counted), whether it is measured fully,
+/// and the time steps it took, tries stepped again included.
+struct Stepped {
+    row: FrameStats,
+    measured: bool,
+    steps: u64,
+}
+
+impl<'a> Bake<'a> {
+    /// Stage **open**: goes on from a checkpoint of this bake, if asked and there is one, else
+    /// creates every file afresh and writes sample 0; returns the bake and its output.
+    fn open(
+        model: &'a mut Model,
+        options: &'a BakeOptions,
+        cloths: &[ClothInfo],
+    ) -> Result<(Self, Output), BakeError> {
+        let settings = model.settings().clone();
+        let formats = options.effective_formats();
+        let checkpointing = options.resume || options.checkpoints != CheckpointPolicy::Never;
+        let fingerprint = match checkpointing {
+            true => checkpointing::fingerprint(model, &formats, options.kernel, options.stats),
+            false => 0,
+        };
+        let opened = open_or_resume(model, options, cloths, &formats, fingerprint)?;
+        let first_frame = opened.first_frame;
+        // Frames are written beside the solver when it leaves a core free (see `crate::output`).
+        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+        let beside = rayon::current_num_threads() < cores;
+        let mut output = Output::new(model, opened.caches, opened.stats, beside)?;
+        if first_frame == 1 {
+            output.capture(model);
+            output.write_samples(cloths)?;
         }
-        return Err(e);
+        let mut quality = Quality::new(model);
+        let start_intersections = (first_frame == 1).then(|| quality.measure(model).0);
+        let bake = Bake {
+            options,
+            settings,
+            fingerprint,
+            first_frame,
+            resume_note: opened.resume_note,
+            start_intersections,
+            stepper: Stepper::new(StepOptions { path: options.kernel, residual: false }),
+            quality,
+            snapshot: Snapshot::default(),
+            cadence: Cadence::new(options.stats, opened.stats_since),
+            schedule: Schedule::new(options.checkpoints),
+            steps: 0,
+            redone_steps: 0,
+            totals: StepStats::default(),
+            model,
+        };
+        Ok((bake, output))
     }
-    // Published: the checkpoint has nothing left to resume (best effort; a stale one is
-    // recognised by its fingerprint and by its missing temporary files).
-    let _ = fs::remove_file(&checkpoint_path);
 
-    let report = model.report();
-    Ok(BakeReport {
-        frames: settings.frames,
-        substeps: settings.substeps,
-        tolerance,
-        iterations: settings.iterations,
-        steps,
-        redone_steps,
-        particles: report.particles,
-        pinned: report.pinned,
-        colliders: report.colliders + report.mesh_colliders,
-        constraints: model.sets().distance.len(),
-        dropped_at_build: report.dropped_pinned,
-        totals: StepStats { dropped_at_build: report.dropped_pinned, ..totals },
-        per_frame,
-        start_intersections,
-        threads: rayon::current_num_threads(),
-        kernel: options.kernel,
-        files,
-        resumed_from: (first_frame > 1).then_some(first_frame - 1),
-        resume_note,
-        frame_time,
-        wall_time: Duration::ZERO,
-    })
+    /// Stage **step**: steps `frame`. Baking to a strain tolerance, a try that ends over it with
+    /// steps to spare is stepped again from the frame's start, at twice the count.
+    fn step_frame(&mut self, frame: u32) -> Stepped {
+        let iterations = self.settings.iterations as u64;
+        let tolerance = self.settings.tolerance;
+        let mut steps = 0u64;
+        // Whether the frame is measured fully is decided for each try: one at more substeps
+        // may be.
+        let (stats, max_stretch, measured) = loop {
+            let substeps = self.model.settings().substeps;
+            let measured = self.cadence.due(frame, self.settings.frames, substeps as u64 * iterations);
+            let may_redo = tolerance.is_some_and(|t| substeps < t.max_substeps);
+            if may_redo {
+                self.snapshot.take(self.model);
+            }
+            let stats = self.step_substeps(substeps, measured);
+            steps += substeps as u64;
+            let max_stretch = self.quality.max_stretch(self.model);
+            if let Some(t) = tolerance.filter(|_| may_redo)
+                && max_stretch > t.max_strain
+            {
+                // Over the tolerance with steps to spare: again from the start, twice the count.
+                self.snapshot.put_back(self.model);
+                self.redone_steps += substeps as u64;
+                set_substeps(self.model, substeps.saturating_mul(2).min(t.max_substeps));
+                continue;
+            }
+            break (stats, max_stretch, measured);
+        };
+        let substeps = self.model.settings().substeps;
+        self.cadence.record(measured, substeps as u64 * iterations);
+        self.steps += steps;
+        self.totals.accumulate(&stats);
+        let time = frame as f64 / self.settings.fps;
+        let row = FrameStats { frame, time, substeps, step: stats, intersections: None, max_stretch };
+        Stepped { row, measured, steps }
+    }
+
+    /// `substeps` time steps; the residual is measured on the last one if `measured`.
+    fn step_substeps(&mut self, substeps: u32, measured: bool) -> StepStats {
+        let mut stats = StepStats::default();
+        for s in 1..=substeps {
+            self.stepper
+                .set_options(StepOptions { path: self.options.kernel, residual: s == substeps && measured });
+            stats.accumulate(&self.stepper.step(self.model));
+        }
+        stats
+    }
+
+    /// Stage **close**: after `frame` was stepped, its positions to `out` (back from writing the
+    /// frame before), the count the next frame starts with, and the progress calls.
+    fn close_frame(&mut self, frame: u32, stepped: &Stepped, out: &mut Output, progress: &mut dyn Progress) {
+        out.capture(self.model);
+        let (substeps, max_stretch) = (stepped.row.substeps, stepped.row.max_stretch);
+        if let Some(t) = self.settings.tolerance {
+            // What the next frame starts with (and a checkpoint after this frame records).
+            set_substeps(self.model, next_substeps(&t, substeps, max_stretch));
+        }
+        progress.frame_steps(frame, stepped.steps, substeps);
+        progress.frame_done(frame);
+    }
+
+    /// Stage **checkpoint**, after `frame` was written in line to `out`: every file flushed and
+    /// synced, then the state and where each file stands recorded (see [`checkpointing`]).
+    fn checkpoint(&self, frame: u32, out: &mut Output) -> Result<(), BakeError> {
+        let mut checkpoint =
+            checkpointing::capture(self.model, self.fingerprint, frame, self.cadence.since());
+        for cache in &mut out.caches {
+            let mark = cache.writer.mark().map_err(|e| cache_err(&cache.name, cache.format, e))?;
+            checkpoint.caches.push(mark);
+        }
+        checkpoint.stats_bytes =
+            out.stats.sync().map_err(|source| BakeError::File { path: out.stats.target().into(), source })?;
+        let path = self.options.out_dir.join(CHECKPOINT_FILE);
+        write_checkpoint(&path, &checkpoint).map_err(|source| BakeError::File { path, source })?;
+        if self.options.crash_after_checkpoint == Some(frame) {
+            // A crash, for tests: no destructor runs, every temporary file stays.
+            std::process::abort();
+        }
+        Ok(())
+    }
+
+    /// What the bake did, once its files are published.
+    fn report(self, per_frame: Vec<FrameStats>, files: Vec<PathBuf>, frame_time: Duration) -> BakeReport {
+        let (model, settings) = (&*self.model, &self.settings);
+        let report = model.report();
+        BakeReport {
+            frames: settings.frames,
+            substeps: settings.substeps,
+            tolerance: settings.tolerance,
+            iterations: settings.iterations,
+            steps: self.steps,
+            redone_steps: self.redone_steps,
+            particles: report.particles,
+            pinned: report.pinned,
+            colliders: report.colliders + report.mesh_colliders,
+            constraints: model.sets().distance.len(),
+            dropped_at_build: report.dropped_pinned,
+            totals: StepStats { dropped_at_build: report.dropped_pinned, ..self.totals },
+            per_frame,
+            start_intersections: self.start_intersections,
+            threads: rayon::current_num_threads(),
+            kernel: self.options.kernel,
+            files,
+            resumed_from: (self.first_frame > 1).then_some(self.first_frame - 1),
+            resume_note: self.resume_note,
+            frame_time,
+            wall_time: Duration::ZERO,
+        }
+    }
+}
+
+/// The files of a bake, open, and where it starts.
+struct Opened {
+    caches: Vec<OpenCache>,
+    stats: StagedFile,
+    /// 1, or the frame after the checkpoint resumed from.
+    first_frame: u32,
+    /// Constraint sweeps since the statistics were last measured fully.
+    stats_since: u64,
+    /// Why a `--resume` bake starts afresh.
+    resume_note: Option<String>,
+}
+
+/// Goes on from a checkpoint of this bake if `options.resume` asks and there is one (its state put
+/// back into `model`); else removes any checkpoint and creates every file afresh.
+fn open_or_resume(
+    model: &mut Model,
+    options: &BakeOptions,
+    cloths: &[ClothInfo],
+    formats: &[CacheFormat],
+    fingerprint: u64,
+) -> Result<Opened, BakeError> {
+    let mut resume_note = None;
+    if options.resume {
+        match resume(model, options, cloths, formats, fingerprint) {
+            Ok((caches, stats, checkpoint)) => {
+                checkpointing::restore(model, &checkpoint);
+                let (first_frame, stats_since) = (checkpoint.frame + 1, checkpoint.stats_since);
+                return Ok(Opened { caches, stats, first_frame, stats_since, resume_note });
+            }
+            Err(note) => resume_note = Some(note),
+        }
+    }
+    // A checkpoint left by another bake would not match the files this one writes.
+    let _ = fs::remove_file(options.out_dir.join(CHECKPOINT_FILE));
+    let (caches, stats) = create_files(model.settings(), options, cloths, formats)?;
+    Ok(Opened { caches, stats, first_frame: 1, stats_since: 0, resume_note })
+}
+
+/// Creates every cache, and `stats.csv` with its header, under their temporary names.
+fn create_files(
+    settings: &SimSettings,
+    options: &BakeOptions,
+    cloths: &[ClothInfo],
+    formats: &[CacheFormat],
+) -> Result<(Vec<OpenCache>, StagedFile), BakeError> {
+    let mut caches = Vec::with_capacity(cloths.len() * formats.len());
+    for (c, cloth) in cloths.iter().enumerate() {
+        for (name, render) in cache_names(cloth) {
+            for &format in formats {
+                let spec = cache_spec(&options.out_dir, cloth, &name, render, settings);
+                let writer = create_cache(format, &spec).map_err(|e| cache_err(&name, format, e))?;
+                caches.push(OpenCache { cloth: c, render, name: name.clone(), format, writer });
+            }
+        }
+    }
+    let stats_path = options.out_dir.join(STATS_FILE);
+    let stats_err = |source| BakeError::File { path: stats_path.clone(), source };
+    let mut stats = StagedFile::create(&stats_path).map_err(stats_err)?;
+    stats.write(STATS_HEADER.as_bytes()).map_err(stats_err)?;
+    stats.write(b"\n").map_err(stats_err)?;
+    Ok((caches, stats))
+}
+
+/// A cache's error, naming the cache.
+fn cache_err(name: &str, format: CacheFormat, source: io::Error) -> BakeError {
+    BakeError::Cache { cloth: name.to_string(), format, source }
 }
 
 /// The count the frame after one that kept `substeps` and ended with the largest stretch
@@ -447,38 +533,32 @@ fn resume(
     Ok((caches, stats, checkpoint))
 }
 
+/// Stage **publish**: renames every cache and then the statistics into place, and returns the
+/// files in that order. On any failure, removes what this bake already published: no set of
+/// files that looks complete is left. Then removes the checkpoint at `checkpoint`.
+fn publish(output: Output, checkpoint: &Path) -> Result<Vec<PathBuf>, BakeError> {
+    let mut files = Vec::new();
+    if let Err(e) = rename_all(output.caches, output.stats, &mut files) {
+        for f in &files {
+            // Best effort: the error being returned is the one that matters.
+            let _ = fs::remove_file(f);
+        }
+        return Err(e);
+    }
+    // Published: the checkpoint has nothing left to resume (best effort; a stale one is
+    // recognised by its fingerprint and by its missing temporary files).
+    let _ = fs::remove_file(checkpoint);
+    Ok(files)
+}
+
 /// Renames every cache and then the statistics into place, appending each published file to
 /// `files`.
-fn publish(caches: Vec<OpenCache>, stats: StagedFile, files: &mut Vec<PathBuf>) -> Result<(), BakeError> {
+fn rename_all(caches: Vec<OpenCache>, stats: StagedFile, files: &mut Vec<PathBuf>) -> Result<(), BakeError> {
     for cache in caches {
-        let written = cache.writer.finish().map_err(|source| BakeError::Cache {
-            cloth: cache.name.clone(),
-            format: cache.format,
-            source,
-        })?;
+        let written = cache.writer.finish().map_err(|e| cache_err(&cache.name, cache.format, e))?;
         files.extend(written);
     }
     let path = stats.target().to_path_buf();
     files.push(stats.commit().map_err(|source| BakeError::File { path, source })?);
     Ok(())
-}
-
-/// An [`Output`] back from writing a frame, with the frame's row or the error that stopped it.
-type Written = (Output, Result<FrameStats, BakeError>);
-
-/// The output, back from the thread writing the last frame (its row pushed to `per_frame`), or
-/// from where it was parked when no frame is being written.
-fn take_back(
-    writing: &mut Option<ScopedJoinHandle<'_, Written>>,
-    parked: &mut Option<Output>,
-    per_frame: &mut Vec<FrameStats>,
-) -> Result<Output, BakeError> {
-    match writing.take() {
-        Some(handle) => {
-            let (output, row) = handle.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic));
-            per_frame.push(row?);
-            Ok(output)
-        }
-        None => Ok(parked.take().expect("the output is parked when no frame is being written")),
-    }
 }

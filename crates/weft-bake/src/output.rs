@@ -6,7 +6,8 @@
 //! sample while the solver steps the next frame; otherwise (the solver on every core) it writes
 //! in line, counting on the solver's threads. The bake takes the `Output` back before it hands
 //! over the next frame, so rows and samples are written in frame order, and before a checkpoint,
-//! which records what the files hold. Every figure comes from the copied positions, so the files
+//! which records what the files hold; between frames a [`FrameWriter`] holds it (parked, or on
+//! the thread writing the last frame). Every figure comes from the copied positions, so the files
 //! are the same bytes either way.
 //!
 //! Measured (ms per frame, medians of three interleaved rounds, 2-core machine; a 5-substep
@@ -14,6 +15,8 @@
 //! its own; 64² 4.7 and 3.6. With the solver on both cores a thread of its own made the 128² bake
 //! slower (15.9 against 19.0): the count then takes a core from the solver, and runs on one
 //! thread instead of two.
+
+use std::thread::{Scope, ScopedJoinHandle};
 
 use weft_core::Model;
 use weft_core::model::ClothInfo;
@@ -146,5 +149,73 @@ impl Output {
             })?;
         }
         Ok(())
+    }
+}
+
+/// An [`Output`] back from writing a frame, with the frame's row or the error that stopped it.
+type Written = (Output, Result<FrameStats, BakeError>);
+
+/// Where a bake's [`Output`] is while the frames are baked: parked here, or on the thread of
+/// `scope` writing the last frame; and the rows of the frames written so far.
+pub(crate) struct FrameWriter<'scope, 'env> {
+    scope: &'scope Scope<'scope, 'env>,
+    cloths: &'scope [ClothInfo],
+    writing: Option<ScopedJoinHandle<'scope, Written>>,
+    parked: Option<Output>,
+    /// One row per frame written, in frame order (grown as frames are baked, never reserved up
+    /// front from a count in the scene).
+    rows: Vec<FrameStats>,
+}
+
+impl<'scope, 'env> FrameWriter<'scope, 'env> {
+    /// `output`, parked, writing the caches of `cloths` on threads of `scope`.
+    pub(crate) fn new(
+        scope: &'scope Scope<'scope, 'env>,
+        cloths: &'scope [ClothInfo],
+        output: Output,
+    ) -> Self {
+        FrameWriter { scope, cloths, writing: None, parked: Some(output), rows: Vec::new() }
+    }
+
+    /// The output, back from the thread writing the last frame (its row recorded), or from where
+    /// it was parked when no frame is being written.
+    pub(crate) fn take_back(&mut self) -> Result<Output, BakeError> {
+        match self.writing.take() {
+            Some(handle) => {
+                let (output, row) = handle.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+                self.rows.push(row?);
+                Ok(output)
+            }
+            None => Ok(self.parked.take().expect("the output is parked when no frame is being written")),
+        }
+    }
+
+    /// Stage **emit**: writes `row` (its intersections counted if `measured`) and the positions
+    /// `out` captured: on a thread of its own while the next frame steps when `out` has one and
+    /// not `in_line`; else here, and then returns the output, parked (a checkpoint records what
+    /// its files hold).
+    pub(crate) fn emit(
+        &mut self,
+        mut out: Output,
+        row: FrameStats,
+        measured: bool,
+        in_line: bool,
+    ) -> Result<Option<&mut Output>, BakeError> {
+        if out.beside() && !in_line {
+            let cloths = self.cloths;
+            self.writing = Some(self.scope.spawn(move || {
+                let row = out.write_frame(row, measured, cloths);
+                (out, row)
+            }));
+            return Ok(None);
+        }
+        self.rows.push(out.write_frame(row, measured, self.cloths)?);
+        Ok(Some(self.parked.insert(out)))
+    }
+
+    /// The output and every frame's row, once the last frame is written.
+    pub(crate) fn finish(mut self) -> Result<(Output, Vec<FrameStats>), BakeError> {
+        let output = self.take_back()?;
+        Ok((output, self.rows))
     }
 }

@@ -1,5 +1,5 @@
-//! The scenes the benchmarks measure, built in code: hanging grid cloths (the pile is
-//! [`crate::pile`]).
+//! The scenes the benchmarks measure: hanging grid cloths built in code (the pile is
+//! [`crate::pile`]), and the folding sheet of the examples ([`FOLD_SCENE`]).
 
 use weft_core::grid::{GridDesc, GridPlane};
 use weft_core::kinds::bending::BendingDesc;
@@ -7,6 +7,12 @@ use weft_core::kinds::tether::TetherDesc;
 use weft_core::limits::Limits;
 use weft_core::units::{Compliance, Elasticity};
 use weft_core::{EdgeSet, MassSpec, Model, ModelBuilder, SimSettings};
+
+/// The folding sheet of `examples/fold.toml` (a sheet whose edge is carried over it and laid on
+/// top), byte for byte: the scene of the table's surface self-collision rows. The text lives in
+/// this crate (`scenes/fold.toml`) so that the crate builds on its own, packaged; the root
+/// package's `tests/bench_scenes.rs` checks that it is still the example.
+pub const FOLD_SCENE: &str = include_str!("../scenes/fold.toml");
 
 /// Substeps (time steps) per frame of the frame-time scenes.
 pub const SUBSTEPS: u32 = 4;

@@ -386,11 +386,11 @@ fn settled_pile(
 /// Substeps per frame of the folding sheet of the self-collision rows.
 const FOLD_SUBSTEPS: u32 = 16;
 
-/// `examples/fold.toml` (a sheet whose edge is carried over it and laid on top), with surface
-/// self-collision or without, at a fixed [`FOLD_SUBSTEPS`] substeps, after `settle` frames of
-/// 1/60 s on the current pool.
+/// `examples/fold.toml` ([`FOLD_SCENE`](crate::scenes::FOLD_SCENE): a sheet whose edge is carried
+/// over it and laid on top), with surface self-collision or without, at a fixed
+/// [`FOLD_SUBSTEPS`] substeps, after `settle` frames of 1/60 s on the current pool.
 fn folding_sheet(self_collision: bool, settle: u32) -> anyhow::Result<Model> {
-    let text = include_str!("../../../examples/fold.toml");
+    let text = crate::scenes::FOLD_SCENE;
     let text: String = if self_collision {
         text.to_string()
     } else {

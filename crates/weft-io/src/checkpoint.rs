@@ -2,14 +2,14 @@
 //! (`DIR/weft.checkpoint`).
 //!
 //! A bake writes its caches under temporary names (`NAME.pc2.partial`, see [`crate::cache`]). At
-//! a checkpoint it flushes and syncs them, then records here, atomically (written to
-//! `weft.checkpoint.partial`, synced, renamed): how many frames are done, the simulated time, the
-//! whole particle state (positions with inverse masses, previous positions and velocities, as
-//! the kernels store them), how many sweeps ago the statistics were last measured fully, where
-//! each cache writer stands ([`CacheMark`]), and how long the
-//! statistics file is. `λ` is not recorded: XPBD resets it at the start of every time step. A
-//! bake resumed from it reopens the temporary files, cuts them back to the recorded lengths, puts
-//! the state back, and goes on: the same bytes as a bake that never stopped.
+//! a checkpoint it flushes and syncs them, then records here, atomically ([`write_checkpoint`]:
+//! through a [`StagedFile`], written to `weft.checkpoint.partial`, synced, renamed): how many
+//! frames are done, the simulated time, the whole particle state (positions with inverse masses,
+//! previous positions and velocities, as the kernels store them), how many sweeps ago the
+//! statistics were last measured fully, where each cache writer stands ([`CacheMark`]), and how
+//! long the statistics file is. `λ` is not recorded: XPBD resets it at the start of every time
+//! step. A bake resumed from it reopens the temporary files, cuts them back to the recorded
+//! lengths, puts the state back, and goes on: the same bytes as a bake that never stopped.
 //!
 //! A `fingerprint` ties the checkpoint to one bake (the model as built, the settings, the
 //! formats, the kernel and the weft build): the caller computes it and refuses a checkpoint whose
@@ -30,13 +30,13 @@
 //! checksum, so a file cut short or damaged is a clean [`CheckpointError`], never a panic or a
 //! huge allocation.
 
-use std::fs::{self, File};
-use std::io::{self, Write};
+use std::io;
 use std::path::{Path, PathBuf};
 
+use crate::StagedFile;
+use crate::bounded::{Accept, ReadProblem, read_bounded};
 use crate::cache::CacheMark;
 pub use crate::staged::reopen_partial;
-use crate::staged::{partial_path, with_path};
 
 /// File name of a bake's checkpoint in its output directory.
 pub const CHECKPOINT_FILE: &str = "weft.checkpoint";
@@ -155,27 +155,28 @@ pub fn encode(c: &Checkpoint) -> Vec<u8> {
     b
 }
 
-/// Writes `checkpoint` to `path` atomically: to `path.partial`, synced, then renamed over `path`.
+/// Writes `checkpoint` to `path` atomically, through a [`StagedFile`]: to `path.partial`,
+/// synced, then renamed over `path`, so that a crash leaves the previous checkpoint or this one,
+/// never a part of one. Its errors are the operating system's, without the file's name (the
+/// caller names the file), as [`StagedFile`]'s.
 pub fn write_checkpoint(path: &Path, checkpoint: &Checkpoint) -> io::Result<()> {
-    let temp = partial_path(path);
-    let mut file = File::create(&temp).map_err(|e| with_path(e, &temp))?;
-    file.write_all(&encode(checkpoint)).map_err(|e| with_path(e, &temp))?;
-    file.sync_all().map_err(|e| with_path(e, &temp))?;
-    drop(file);
-    fs::rename(&temp, path).map_err(|e| with_path(e, path))
+    let mut file = StagedFile::create(path)?;
+    file.write(&encode(checkpoint))?;
+    file.commit().map(drop)
 }
 
-/// Reads and checks the checkpoint at `path` (refusing files over [`MAX_CHECKPOINT_BYTES`]
-/// before reading them).
+/// Reads and checks the checkpoint at `path`, at most [`MAX_CHECKPOINT_BYTES`] (see
+/// [`crate::bounded`]).
 pub fn read_checkpoint(path: &Path) -> Result<Checkpoint, CheckpointError> {
-    let read = |source| CheckpointError::Read { path: path.to_path_buf(), source };
-    let len = fs::metadata(path).map_err(read)?.len();
-    if len > MAX_CHECKPOINT_BYTES {
-        return Err(CheckpointError::Format(format!(
-            "{len} bytes, more than the {MAX_CHECKPOINT_BYTES} a checkpoint may have"
-        )));
-    }
-    decode(&fs::read(path).map_err(read)?)
+    let bytes =
+        read_bounded(path, MAX_CHECKPOINT_BYTES, Accept::RegularFiles).map_err(|e| match e.problem {
+            ReadProblem::Io(source) => CheckpointError::Read { path: e.path, source },
+            ReadProblem::TooLarge { len, limit } => {
+                CheckpointError::Format(format!("{len} bytes, more than the {limit} a checkpoint may have"))
+            }
+            ReadProblem::NotAFile => CheckpointError::Format("not a regular file".to_string()),
+        })?;
+    decode(&bytes)
 }
 
 /// A cursor over the bytes being decoded.
@@ -335,7 +336,7 @@ mod tests {
         let path = dir.path().join(CHECKPOINT_FILE);
         write_checkpoint(&path, &sample()).unwrap();
         assert_eq!(read_checkpoint(&path).unwrap(), sample());
-        assert!(!partial_path(&path).exists(), "the temporary file was renamed");
+        assert!(!crate::staged::partial_path(&path).exists(), "the temporary file was renamed");
     }
 
     #[test]

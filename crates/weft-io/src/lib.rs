@@ -15,11 +15,18 @@
 //! * [`pc2`]: PC2 point caches (writer and a hardened reader, [`read_pc2`] / [`parse_pc2`]).
 //! * [`usd`]: ASCII USD (`.usda`) meshes with time-sampled points and normals.
 //! * [`obj_sequence`]: one Wavefront OBJ file per sample, with normals.
+//! * [`checkpoint`]: a bake's checkpoint file.
+//! * [`bounded`]: the one bounded read behind every file read above
+//!   ([`bounded::read_bounded`]): a file over its byte limit is refused, before reading and while
+//!   reading.
+//! * [`StagedFile`]: the one-file form of the staged writing below (`stats.csv`, checkpoints,
+//!   `summary.toml`).
 //!
 //! Every cache is written under a temporary name (`NAME.pc2.partial`, ...) and renamed to its final
 //! name only when every declared sample is written: a bake that fails, is killed, or drops its
 //! writer leaves no cache that looks complete.
 
+pub mod bounded;
 pub mod cache;
 pub mod checkpoint;
 pub mod obj;

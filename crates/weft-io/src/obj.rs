@@ -60,14 +60,15 @@
 //! `crates/weft-io/tests/obj_matches_tobj.rs` holds this scanner to the `tobj` crate's reading of
 //! the example meshes and of hand-written cases.
 
-use std::fs::File;
-use std::io::{self, Read};
 use std::path::Path;
 
 use weft_core::limits::Limits;
 use weft_core::polygons::Polygons;
 
-/// Largest OBJ file [`read_obj`] reads, in bytes (1 GiB). Checked before reading.
+use crate::bounded::{Accept, ReadProblem, read_bounded};
+
+/// Largest OBJ file [`read_obj`] reads, in bytes (1 GiB). Checked before and while reading
+/// ([`crate::bounded`]).
 pub const MAX_OBJ_BYTES: u64 = 1 << 30;
 
 /// Name of the object of the faces before any `o` or `g` statement (as other OBJ readers, e.g.
@@ -121,7 +122,7 @@ pub enum ObjProblem {
     /// A special file (a device, a pipe): only regular files are read.
     #[error("not a regular file: a mesh must be an OBJ file")]
     NotAFile,
-    /// Larger than the limit; nothing was read.
+    /// Larger than the limit (see [`ReadProblem::TooLarge`]).
     #[error(
         "the OBJ file is {len} bytes, more than the limit of {limit} bytes for a mesh (raise it with --max-mesh-bytes)"
     )]
@@ -246,6 +247,17 @@ pub enum ObjProblem {
     },
 }
 
+impl From<ReadProblem> for ObjProblem {
+    /// A problem reading an OBJ file (see [`crate::bounded`]) as an OBJ file's problem.
+    fn from(problem: ReadProblem) -> Self {
+        match problem {
+            ReadProblem::Io(e) => ObjProblem::Read(e.to_string()),
+            ReadProblem::NotAFile => ObjProblem::NotAFile,
+            ReadProblem::TooLarge { len, limit } => ObjProblem::TooLarge { len, limit },
+        }
+    }
+}
+
 /// `only 1 vertex is` / `only 3 vertices are` / `no normal is`.
 fn defined_before(what: &str, n: usize) -> String {
     let plural = if what == "vertex" { "vertices".to_string() } else { format!("{what}s") };
@@ -283,34 +295,21 @@ impl ObjError {
     }
 }
 
-/// Reads the OBJ file at `path` (at most `max_bytes`, checked before reading) and takes the
+/// Reads the OBJ file at `path` (at most `max_bytes`, see [`crate::bounded`]) and takes the
 /// objects `selection` names.
 pub fn read_obj(path: &Path, selection: &ObjectSelection, max_bytes: u64) -> Result<ObjMesh, ObjError> {
     read_obj_limited(path, selection, &Limits { max_mesh_bytes: max_bytes, ..Limits::UNLIMITED })
 }
 
 /// Reads the OBJ file at `path` under resource limits: at most [`Limits::max_mesh_bytes`]
-/// (checked before reading), and the element counts of [`parse_obj_limited`].
+/// ([`crate::bounded`]), and the element counts of [`parse_obj_limited`].
 pub fn read_obj_limited(
     path: &Path,
     selection: &ObjectSelection,
     limits: &Limits,
 ) -> Result<ObjMesh, ObjError> {
-    let max_bytes = limits.max_mesh_bytes;
-    let read_err = |e: io::Error| ObjError::whole(ObjProblem::Read(e.to_string()));
-    let file = File::open(path).map_err(read_err)?;
-    let meta = file.metadata().map_err(read_err)?;
-    if !meta.is_file() {
-        return Err(ObjError::whole(ObjProblem::NotAFile));
-    }
-    if meta.len() > max_bytes {
-        return Err(ObjError::whole(ObjProblem::TooLarge { len: meta.len(), limit: max_bytes }));
-    }
-    let mut bytes = Vec::with_capacity(meta.len() as usize);
-    file.take(max_bytes + 1).read_to_end(&mut bytes).map_err(read_err)?;
-    if bytes.len() as u64 > max_bytes {
-        return Err(ObjError::whole(ObjProblem::TooLarge { len: bytes.len() as u64, limit: max_bytes }));
-    }
+    let bytes = read_bounded(path, limits.max_mesh_bytes, Accept::RegularFiles)
+        .map_err(|e| ObjError::whole(e.problem.into()))?;
     parse_obj_limited(&bytes, selection, limits)
 }
 

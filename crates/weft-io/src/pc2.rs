@@ -16,9 +16,10 @@
 //! count, in the same order.
 
 use std::fs::File;
-use std::io::{self, BufWriter, Read};
+use std::io::{self, BufWriter};
 use std::path::{Path, PathBuf};
 
+use crate::bounded::{Accept, BoundedFile, ReadError, ReadProblem};
 use crate::cache::{CacheMark, CacheSpec, CacheWriter, SampleCheck, check_prefix, invalid};
 use crate::staged::{self, Staged, with_path, write_all};
 
@@ -290,20 +291,29 @@ pub fn parse_pc2(bytes: &[u8]) -> Result<Pc2, Pc2Error> {
     Ok(decode(header, &bytes[HEADER_LEN..]))
 }
 
-/// Reads a PC2 file. The header's counts are checked against the file's length before the samples
-/// are read or anything of their size is allocated.
+/// Reads a PC2 file (see [`crate::bounded`]). The header's counts are checked against the
+/// file's length before the samples are read or anything of their size is allocated, and no more
+/// samples are read than the header declares.
 pub fn read_pc2(path: &Path) -> Result<Pc2, Pc2Error> {
-    let read_err = |source| Pc2Error::Read { path: path.to_path_buf(), source };
-    let mut file = File::open(path).map_err(read_err)?;
-    let len = file.metadata().map_err(read_err)?.len();
-    let mut head = Vec::with_capacity(HEADER_LEN);
-    (&mut file).take(HEADER_LEN as u64).read_to_end(&mut head).map_err(read_err)?;
+    let read_err = |e: ReadError| match e.problem {
+        ReadProblem::Io(source) => Pc2Error::Read { path: e.path, source },
+        problem => Pc2Error::Read { path: e.path, source: io::Error::other(problem.to_string()) },
+    };
+    let mut file = BoundedFile::open(path, Accept::AnyFile).map_err(read_err)?;
+    let len = file.opened_len();
+    let head = file.read_head(HEADER_LEN).map_err(read_err)?;
     let header = parse_header(&head, len)?;
     let data_len = len - HEADER_LEN as u64;
-    let mut data = Vec::new();
-    data.try_reserve_exact(data_len as usize)
-        .map_err(|e| read_err(io::Error::new(io::ErrorKind::OutOfMemory, e)))?;
-    file.take(data_len).read_to_end(&mut data).map_err(read_err)?;
+    let data = file.read_rest(data_len).map_err(|e| match e.problem {
+        // The file grew while being read.
+        ReadProblem::TooLarge { len: found, .. } => Pc2Error::LengthMismatch {
+            points: header.points as i32,
+            samples: header.samples as i32,
+            expected: len,
+            actual: HEADER_LEN as u64 + found,
+        },
+        _ => read_err(e),
+    })?;
     if data.len() as u64 != data_len {
         // The file shrank while being read.
         return Err(Pc2Error::Truncated { len: HEADER_LEN as u64 + data.len() as u64 });

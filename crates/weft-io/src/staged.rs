@@ -98,8 +98,8 @@ impl Drop for Staged {
 }
 
 /// One file written under `TARGET.partial` and renamed to `TARGET` by [`StagedFile::commit`]
-/// (the statistics of a bake, the demo's scene): the one-file form of the staging that every
-/// cache writer uses. Dropped uncommitted (an error, a panic), it removes its temporary file.
+/// (the statistics of a bake, its checkpoints, the demo's scene): the one-file form of the
+/// staging that every cache writer uses. Dropped uncommitted (an error, a panic), it removes its temporary file.
 ///
 /// Its errors are the operating system's, without the file's name (the caller names the file),
 /// but for [`StagedFile::reopen`], whose errors name the temporary file.

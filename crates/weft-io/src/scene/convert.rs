@@ -10,8 +10,6 @@
 //! counts, ...) is left to `weft-core`, whose errors [`super::Scene::build_model`] maps back to
 //! lines with the spans and [`ClothSource`]s recorded here.
 
-use std::fs::File;
-use std::io::Read;
 use std::path::{Path, PathBuf};
 
 use toml::Spanned;
@@ -38,6 +36,7 @@ use super::raw::{
 };
 use super::sources::{ClothSource, MeshLines, PinRun};
 use super::spans::{KeySpans, Source, one_line};
+use crate::bounded::{Accept, read_bounded};
 use crate::obj::{ObjError, ObjectSelection, read_obj_limited};
 
 /// A scene converted: settings and cloths for `weft-core`, with the spans and sources to map its
@@ -315,24 +314,10 @@ pub(super) fn resolve(scene: &Path, name: &str) -> PathBuf {
     }
 }
 
-/// Reads a small text file the scene names (a pin file): regular, at most `limit` bytes (checked
-/// before reading), UTF-8. On error: the line, if the problem is on one, and the problem.
+/// Reads a small text file the scene names (a pin file): regular, at most `limit` bytes (see
+/// [`read_bounded`]), UTF-8. On error: the line, if the problem is on one, and the problem.
 fn read_text(path: &Path, limit: u64) -> Result<String, (Option<usize>, String)> {
-    let read_err = |e: std::io::Error| (None, format!("cannot read the file: {e}"));
-    let file = File::open(path).map_err(read_err)?;
-    let meta = file.metadata().map_err(read_err)?;
-    if !meta.is_file() {
-        return Err((None, "not a regular file".to_string()));
-    }
-    let too_large = |len| (None, format!("the file is {len} bytes, more than the limit of {limit} bytes"));
-    if meta.len() > limit {
-        return Err(too_large(meta.len()));
-    }
-    let mut bytes = Vec::with_capacity(meta.len() as usize);
-    file.take(limit + 1).read_to_end(&mut bytes).map_err(read_err)?;
-    if bytes.len() as u64 > limit {
-        return Err(too_large(bytes.len() as u64));
-    }
+    let bytes = read_bounded(path, limit, Accept::RegularFiles).map_err(|e| (None, e.problem.to_string()))?;
     String::from_utf8(bytes).map_err(|e| {
         let bytes = e.as_bytes();
         let line = bytes[..e.utf8_error().valid_up_to()].iter().filter(|&&b| b == b'\n').count() + 1;

@@ -2,8 +2,7 @@
 //! PC2 cache or an OBJ sequence) read into the frames of a [`MeshColliderDesc`], with what is
 //! needed to point a broken rule back at a key or a file line.
 
-use std::fs::File;
-use std::io::{self, Read};
+use std::io;
 use std::path::Path;
 
 use toml::Spanned;
@@ -17,6 +16,7 @@ use super::convert::resolve;
 use super::error::{SceneError, SceneRule};
 use super::raw::OneOrList;
 use super::spans::one_line;
+use crate::bounded::{Accept, ReadProblem, read_bounded};
 use crate::obj::{ObjError, ObjMesh, ObjProblem, ObjectSelection, parse_obj_limited};
 use crate::pc2::parse_pc2;
 
@@ -55,50 +55,14 @@ enum Animation {
     Sequence(Vec<String>),
 }
 
-/// Why a file could not be read.
-enum ReadProblem {
-    Io(io::Error),
-    NotAFile,
-    TooLarge { len: u64, limit: u64 },
-}
-
-/// Reads a whole file the scene names: regular, at most `limit` bytes (checked before reading).
-fn read_limited(path: &Path, limit: u64) -> Result<Vec<u8>, ReadProblem> {
-    let file = File::open(path).map_err(ReadProblem::Io)?;
-    let meta = file.metadata().map_err(ReadProblem::Io)?;
-    if !meta.is_file() {
-        return Err(ReadProblem::NotAFile);
-    }
-    if meta.len() > limit {
-        return Err(ReadProblem::TooLarge { len: meta.len(), limit });
-    }
-    let mut bytes = Vec::with_capacity(meta.len() as usize);
-    file.take(limit + 1).read_to_end(&mut bytes).map_err(ReadProblem::Io)?;
-    if bytes.len() as u64 > limit {
-        return Err(ReadProblem::TooLarge { len: bytes.len() as u64, limit });
-    }
-    Ok(bytes)
-}
-
-impl ReadProblem {
-    /// As an OBJ problem (an OBJ file's messages).
-    fn obj(self) -> ObjProblem {
-        match self {
-            ReadProblem::Io(e) => ObjProblem::Read(e.to_string()),
-            ReadProblem::NotAFile => ObjProblem::NotAFile,
-            ReadProblem::TooLarge { len, limit } => ObjProblem::TooLarge { len, limit },
-        }
-    }
-
-    /// As a PC2 problem.
-    fn pc2(self) -> String {
-        match self {
-            ReadProblem::Io(e) => format!("cannot read the PC2 file: {e}"),
-            ReadProblem::NotAFile => "not a regular file: an animation must be a PC2 file".to_string(),
-            ReadProblem::TooLarge { len, limit } => format!(
-                "the PC2 file is {len} bytes, more than the limit of {limit} bytes for a mesh (raise it with --max-mesh-bytes)"
-            ),
-        }
+/// A problem reading a mesh collider's PC2 file (see [`crate::bounded`]), as its message.
+fn pc2_problem(problem: ReadProblem) -> String {
+    match problem {
+        ReadProblem::Io(e) => format!("cannot read the PC2 file: {e}"),
+        ReadProblem::NotAFile => "not a regular file: an animation must be a PC2 file".to_string(),
+        ReadProblem::TooLarge { len, limit } => format!(
+            "the PC2 file is {len} bytes, more than the limit of {limit} bytes for a mesh (raise it with --max-mesh-bytes)"
+        ),
     }
 }
 
@@ -127,7 +91,8 @@ impl ObjReader<'_, '_> {
             };
             self.place.fail(key, at, SceneRule::ObjFile { file: file.to_string(), problem })
         };
-        let bytes = read_limited(path, self.limits.max_mesh_bytes).map_err(|p| whole(p.obj()))?;
+        let bytes = read_bounded(path, self.limits.max_mesh_bytes, Accept::RegularFiles)
+            .map_err(|e| whole(e.problem.into()))?;
         let obj = parse_obj_limited(&bytes, &self.selection, self.limits).map_err(
             |ObjError { line, problem }| match line {
                 Some(line) => self.place.fail_in(file, line, key, SceneRule::Obj(problem)),
@@ -161,46 +126,15 @@ pub(super) fn read(
     limits: &Limits,
     fps: f64,
 ) -> Result<(Frames, Origin), SceneError> {
-    let scene = place.source.path();
-    let mesh_at = mesh.span().start;
-    let (selection, object_at) = match &raw.object {
-        None => (ObjectSelection::Only, None),
-        Some(o) => {
-            let at = o.span().start;
-            let names: Vec<String> = match o.get_ref() {
-                OneOrList::One(name) => vec![name.clone()],
-                OneOrList::List(names) => names.iter().map(|n| n.get_ref().clone()).collect(),
-            };
-            if names.is_empty() {
-                return Err(place.fail("object", at, SceneRule::EmptyList { key: "object" }));
-            }
-            (ObjectSelection::Named(names), Some(at))
-        }
-    };
+    let (selection, object_at) = selection(raw, place)?;
     let reader = ObjReader { place, selection, object_at, limits };
-    let path = resolve(scene, mesh.get_ref());
+    let mesh_at = mesh.span().start;
+    let path = resolve(place.source.path(), mesh.get_ref());
     let obj_file = one_line(&path.display().to_string());
-    let (obj, bytes) = reader.read(&path, &obj_file, "mesh", mesh_at)?;
-
-    // The animation's keys need an animation.
+    let (mut obj, bytes) = reader.read(&path, &obj_file, "mesh", mesh_at)?;
     let Some(animation) = &raw.animation else {
-        let keys = [
-            ("animation_first", raw.animation_first.as_ref().map(|v| v.span().start)),
-            ("animation_fps", raw.animation_fps.as_ref().map(|v| v.span().start)),
-            ("animation_start", raw.animation_start.as_ref().map(|v| v.span().start)),
-        ];
-        if let Some((key, at)) = keys.into_iter().find_map(|(key, at)| Some((key, at?))) {
-            let needs = "`animation` (a PC2 file or an OBJ sequence)";
-            return Err(place.fail(key, at, SceneRule::Needs { key, needs }));
-        }
-        let origin = Origin {
-            obj_file,
-            mesh_at,
-            vertex_numbers: obj.vertex_numbers,
-            vertex_lines: obj.vertex_lines,
-            triangle_lines: obj.triangle_lines,
-            animation: None,
-        };
+        refuse_animation_keys(raw, place)?;
+        let origin = Origin::new(obj_file, mesh_at, &mut obj, None);
         let frames = Frames {
             triangles: obj.triangles,
             frames: vec![obj.positions],
@@ -209,9 +143,52 @@ pub(super) fn read(
         };
         return Ok((frames, origin));
     };
+    let at = animation.span().start;
+    let (frame_start, frame_interval) = timing(raw, place, fps, at)?;
+    let animated = Animated { reader: &reader, raw, obj: &obj, obj_bytes: &bytes, obj_file: &obj_file, at };
+    let (frames, kind) = animated.frames(animation.get_ref())?;
+    let origin = Origin::new(obj_file, mesh_at, &mut obj, Some((at, kind)));
+    Ok((Frames { triangles: obj.triangles, frames, frame_start, frame_interval }, origin))
+}
 
-    // When: frame k at `animation_start + k / animation_fps`.
-    let animation_at = animation.span().start;
+/// The objects of the OBJ file a collider takes (its `object` key), and where the key is.
+fn selection(raw: &RawCollider, place: &Place<'_>) -> Result<(ObjectSelection, Option<usize>), SceneError> {
+    let Some(o) = &raw.object else { return Ok((ObjectSelection::Only, None)) };
+    let at = o.span().start;
+    let names: Vec<String> = match o.get_ref() {
+        OneOrList::One(name) => vec![name.clone()],
+        OneOrList::List(names) => names.iter().map(|n| n.get_ref().clone()).collect(),
+    };
+    if names.is_empty() {
+        return Err(place.fail("object", at, SceneRule::EmptyList { key: "object" }));
+    }
+    Ok((ObjectSelection::Named(names), Some(at)))
+}
+
+/// Refuses the animation's keys on a collider without `animation`.
+fn refuse_animation_keys(raw: &RawCollider, place: &Place<'_>) -> Result<(), SceneError> {
+    let keys = [
+        ("animation_first", raw.animation_first.as_ref().map(|v| v.span().start)),
+        ("animation_fps", raw.animation_fps.as_ref().map(|v| v.span().start)),
+        ("animation_start", raw.animation_start.as_ref().map(|v| v.span().start)),
+    ];
+    match keys.into_iter().find_map(|(key, at)| Some((key, at?))) {
+        Some((key, at)) => {
+            let needs = "`animation` (a PC2 file or an OBJ sequence)";
+            Err(place.fail(key, at, SceneRule::Needs { key, needs }))
+        }
+        None => Ok(()),
+    }
+}
+
+/// When an animation's frames are: frame `k` at `animation_start + k / animation_fps` s; the
+/// start and the interval in s (`animation_at`: where the `animation` key is).
+fn timing(
+    raw: &RawCollider,
+    place: &Place<'_>,
+    fps: f64,
+    animation_at: usize,
+) -> Result<(f32, f32), SceneError> {
     let rate = match &raw.animation_fps {
         Some(f) => {
             let at = f.span().start;
@@ -232,132 +209,173 @@ pub(super) fn read(
         Some(s) => number(*s.get_ref()).map_err(|r| place.fail("animation_start", s.span().start, r))?,
         None => 0.0,
     };
-    let frame_interval = (1.0 / rate) as f32;
+    Ok((frame_start, (1.0 / rate) as f32))
+}
 
-    let pattern = animation.get_ref();
-    let fail_animation = |file: &str, problem: String| {
-        place.fail("animation", animation_at, SceneRule::AnimationFile { file: file.to_string(), problem })
-    };
-    let (frames, kind) = match hash_run(pattern) {
-        None if pattern.contains('#') => {
-            let problem =
-                "an OBJ sequence has one run of # for the frame number (walk/body_####.obj)".to_string();
-            return Err(fail_animation(&one_line(pattern), problem));
-        }
-        None => {
-            if let Some(f) = &raw.animation_first {
-                let needs =
-                    "an OBJ sequence `animation` (a file name with a run of #, e.g. \"walk/body_####.obj\")";
-                return Err(place.fail(
-                    "animation_first",
-                    f.span().start,
-                    SceneRule::Needs { key: "animation_first", needs },
-                ));
+/// Reads the frames of a mesh collider's animation: a PC2 cache or an OBJ sequence.
+struct Animated<'a> {
+    /// Reads (and points errors of) the OBJ files of a sequence.
+    reader: &'a ObjReader<'a, 'a>,
+    raw: &'a RawCollider,
+    /// The collider's mesh, its bytes and its file as messages show it.
+    obj: &'a ObjMesh,
+    obj_bytes: &'a [u8],
+    obj_file: &'a str,
+    /// Where the `animation` key's value is.
+    at: usize,
+}
+
+/// The vertices of every frame of an animation.
+type AnimationFrames = Vec<Vec<[f32; 3]>>;
+
+impl Animated<'_> {
+    /// The frames of the animation `pattern` names, and where they came from.
+    fn frames(&self, pattern: &str) -> Result<(AnimationFrames, Animation), SceneError> {
+        match hash_run(pattern) {
+            None if pattern.contains('#') => {
+                let problem =
+                    "an OBJ sequence has one run of # for the frame number (walk/body_####.obj)".to_string();
+                Err(self.fail(&one_line(pattern), problem))
             }
-            // A PC2 cache: one point per `v` of the OBJ file, sample k is frame k.
-            let path = resolve(scene, pattern);
+            None => self.pc2(pattern),
+            Some(run) => self.sequence(pattern, run),
+        }
+    }
+
+    /// `animation` (a file) broke a rule: `problem`.
+    fn fail(&self, file: &str, problem: String) -> SceneError {
+        let rule = SceneRule::AnimationFile { file: file.to_string(), problem };
+        self.reader.place.fail("animation", self.at, rule)
+    }
+
+    /// The path of a file the scene names.
+    fn resolve(&self, name: &str) -> std::path::PathBuf {
+        resolve(self.reader.place.source.path(), name)
+    }
+
+    /// A PC2 cache: one point per `v` of the OBJ file, sample k is frame k.
+    fn pc2(&self, name: &str) -> Result<(AnimationFrames, Animation), SceneError> {
+        if let Some(f) = &self.raw.animation_first {
+            let needs =
+                "an OBJ sequence `animation` (a file name with a run of #, e.g. \"walk/body_####.obj\")";
+            let rule = SceneRule::Needs { key: "animation_first", needs };
+            return Err(self.reader.place.fail("animation_first", f.span().start, rule));
+        }
+        let path = self.resolve(name);
+        let file = one_line(&path.display().to_string());
+        let bytes = read_bounded(&path, self.reader.limits.max_mesh_bytes, Accept::RegularFiles)
+            .map_err(|e| self.fail(&file, pc2_problem(e.problem)))?;
+        let pc2 = parse_pc2(&bytes).map_err(|e| self.fail(&file, one_line(&e.to_string())))?;
+        let vertices = vertex_statements(self.obj_bytes);
+        if pc2.point_count != vertices {
+            let problem = format!(
+                "the PC2 file has {} points, but {} has {vertices} vertices (`v` lines): a PC2 cache needs one point per vertex of the OBJ file, in file order",
+                pc2.point_count, self.obj_file
+            );
+            return Err(self.fail(&file, problem));
+        }
+        if pc2.sample_count == 0 {
+            return Err(self.fail(&file, "the PC2 file holds no sample".to_string()));
+        }
+        let frames = (0..pc2.sample_count)
+            .map(|k| {
+                let sample = pc2.sample(k);
+                self.obj.vertex_numbers.iter().map(|&n| sample[n as usize - 1]).collect()
+            })
+            .collect();
+        Ok((frames, Animation::Pc2(file)))
+    }
+
+    /// An OBJ sequence: the files of `pattern` with its run of `#` (at `run_start`, `run_len`
+    /// long) replaced by `animation_first`, the next number, ... up to the first missing one.
+    fn sequence(
+        &self,
+        pattern: &str,
+        (run_start, run_len): (usize, usize),
+    ) -> Result<(AnimationFrames, Animation), SceneError> {
+        let first = match &self.raw.animation_first {
+            Some(f) if *f.get_ref() < 0 => {
+                let rule = SceneRule::Model(Rule::Negative { value: *f.get_ref() as f64 });
+                return Err(self.reader.place.fail("animation_first", f.span().start, rule));
+            }
+            Some(f) => *f.get_ref(),
+            None => 1,
+        };
+        let name =
+            |n: i64| format!("{}{n:0run_len$}{}", &pattern[..run_start], &pattern[run_start + run_len..]);
+        let (mut frames, mut files) = (Vec::new(), Vec::new());
+        for n in first.. {
+            let path = self.resolve(&name(n));
             let file = one_line(&path.display().to_string());
-            let pc2_bytes =
-                read_limited(&path, limits.max_mesh_bytes).map_err(|p| fail_animation(&file, p.pc2()))?;
-            let pc2 = parse_pc2(&pc2_bytes).map_err(|e| fail_animation(&file, one_line(&e.to_string())))?;
-            let vertices = vertex_statements(&bytes);
-            if pc2.point_count != vertices {
-                let problem = format!(
-                    "the PC2 file has {} points, but {obj_file} has {vertices} vertices (`v` lines): a PC2 cache needs one point per vertex of the OBJ file, in file order",
-                    pc2.point_count
-                );
-                return Err(fail_animation(&file, problem));
-            }
-            if pc2.sample_count == 0 {
-                return Err(fail_animation(&file, "the PC2 file holds no sample".to_string()));
-            }
-            let frames = (0..pc2.sample_count)
-                .map(|k| {
-                    let sample = pc2.sample(k);
-                    obj.vertex_numbers.iter().map(|&n| sample[n as usize - 1]).collect()
-                })
-                .collect();
-            (frames, Animation::Pc2(file))
-        }
-        Some((run_start, run_len)) => {
-            let first = match &raw.animation_first {
-                Some(f) => {
-                    let v = *f.get_ref();
-                    if v < 0 {
-                        let rule = SceneRule::Model(Rule::Negative { value: v as f64 });
-                        return Err(place.fail("animation_first", f.span().start, rule));
-                    }
-                    v
-                }
-                None => 1,
-            };
-            let name =
-                |n: i64| format!("{}{n:0run_len$}{}", &pattern[..run_start], &pattern[run_start + run_len..]);
-            let mut frames = Vec::new();
-            let mut files = Vec::new();
-            for n in first.. {
-                let path = resolve(scene, &name(n));
-                let file = one_line(&path.display().to_string());
-                if matches!(std::fs::metadata(&path), Err(e) if e.kind() == io::ErrorKind::NotFound) {
-                    if frames.is_empty() {
-                        let problem = format!(
-                            "the OBJ sequence has no frame: there is no frame {n} (frames are numbered from animation_first = {first})"
-                        );
-                        return Err(fail_animation(&file, problem));
-                    }
-                    break;
-                }
-                let k = frames.len();
-                let (frame, _) =
-                    reader.read(&path, &file, &format!("animation (frame {k})"), animation_at)?;
-                if frame.positions.len() != obj.positions.len() {
+            if matches!(std::fs::metadata(&path), Err(e) if e.kind() == io::ErrorKind::NotFound) {
+                if frames.is_empty() {
                     let problem = format!(
-                        "frame {k} has {} vertices, but the collider's mesh {obj_file} has {}: every frame needs the mesh's vertices, in the same order",
-                        frame.positions.len(),
-                        obj.positions.len()
+                        "the OBJ sequence has no frame: there is no frame {n} (frames are numbered from animation_first = {first})"
                     );
-                    return Err(fail_animation(&file, problem));
+                    return Err(self.fail(&file, problem));
                 }
-                if frame.triangles != obj.triangles {
-                    let problem = match frame.triangles.len() == obj.triangles.len() {
-                        true => {
-                            let i = frame
-                                .triangles
-                                .iter()
-                                .zip(&obj.triangles)
-                                .position(|(a, b)| a != b)
-                                .unwrap_or(0);
-                            format!(
-                                "frame {k}'s faces differ from those of the collider's mesh {obj_file}: triangle {i} is {:?} here and {:?} there; every frame needs the mesh's faces",
-                                frame.triangles[i], obj.triangles[i]
-                            )
-                        }
-                        false => format!(
-                            "frame {k} has {} triangles, but the collider's mesh {obj_file} has {}: every frame needs the mesh's faces",
-                            frame.triangles.len(),
-                            obj.triangles.len()
-                        ),
-                    };
-                    return Err(fail_animation(&file, problem));
-                }
-                frames.push(frame.positions);
-                files.push(file);
+                break;
             }
-            (frames, Animation::Sequence(files))
+            let k = frames.len();
+            let (frame, _) = self.reader.read(&path, &file, &format!("animation (frame {k})"), self.at)?;
+            if let Some(problem) = self.mismatch(k, &frame) {
+                return Err(self.fail(&file, problem));
+            }
+            frames.push(frame.positions);
+            files.push(file);
         }
-    };
-    let origin = Origin {
-        obj_file,
-        mesh_at,
-        vertex_numbers: obj.vertex_numbers,
-        vertex_lines: obj.vertex_lines,
-        triangle_lines: obj.triangle_lines,
-        animation: Some((animation_at, kind)),
-    };
-    Ok((Frames { triangles: obj.triangles, frames, frame_start, frame_interval }, origin))
+        Ok((frames, Animation::Sequence(files)))
+    }
+
+    /// How frame `k` of a sequence differs from the collider's mesh in its vertex count or its
+    /// faces, if it does.
+    fn mismatch(&self, k: usize, frame: &ObjMesh) -> Option<String> {
+        let (obj, obj_file) = (self.obj, self.obj_file);
+        if frame.positions.len() != obj.positions.len() {
+            return Some(format!(
+                "frame {k} has {} vertices, but the collider's mesh {obj_file} has {}: every frame needs the mesh's vertices, in the same order",
+                frame.positions.len(),
+                obj.positions.len()
+            ));
+        }
+        if frame.triangles == obj.triangles {
+            return None;
+        }
+        Some(if frame.triangles.len() == obj.triangles.len() {
+            let i = frame.triangles.iter().zip(&obj.triangles).position(|(a, b)| a != b).unwrap_or(0);
+            format!(
+                "frame {k}'s faces differ from those of the collider's mesh {obj_file}: triangle {i} is {:?} here and {:?} there; every frame needs the mesh's faces",
+                frame.triangles[i], obj.triangles[i]
+            )
+        } else {
+            format!(
+                "frame {k} has {} triangles, but the collider's mesh {obj_file} has {}: every frame needs the mesh's faces",
+                frame.triangles.len(),
+                obj.triangles.len()
+            )
+        })
+    }
 }
 
 impl Origin {
+    /// Where the parts of a collider came from: its mesh `obj` (its line tables are taken), read
+    /// from `obj_file` named at byte `mesh_at`, and its animation.
+    fn new(
+        obj_file: String,
+        mesh_at: usize,
+        obj: &mut ObjMesh,
+        animation: Option<(usize, Animation)>,
+    ) -> Self {
+        Origin {
+            obj_file,
+            mesh_at,
+            vertex_numbers: std::mem::take(&mut obj.vertex_numbers),
+            vertex_lines: std::mem::take(&mut obj.vertex_lines),
+            triangle_lines: std::mem::take(&mut obj.triangle_lines),
+            animation,
+        }
+    }
+
     /// A broken rule of [`MeshColliderDesc::validate`] that is not about the transform,
     /// thickness or friction, at the key or the file line behind it.
     pub(super) fn error(

@@ -23,8 +23,7 @@ mod sources;
 mod spans;
 pub mod wedge;
 
-use std::fs::File;
-use std::io::Read;
+use std::io;
 use std::path::Path;
 
 use weft_core::builder::ClothDesc;
@@ -37,9 +36,11 @@ use weft_core::{Model, ModelBuilder, Rule, SimSettings};
 pub use error::{SceneError, SceneRule, SourcePos};
 pub use wedge::{Variant, Wedge, load_scene_variant, parse_scene_variant, wedge_variants};
 
+use crate::bounded::{Accept, ReadProblem, read_bounded};
 use spans::{Found, KeySpans, Source, one_line};
 
-/// Largest scene file [`load_scene`] reads, in bytes (256 MiB). Checked before reading.
+/// Largest scene file [`load_scene`] reads, in bytes (256 MiB). Checked before and while reading
+/// ([`crate::bounded`]).
 pub const MAX_SCENE_BYTES: u64 = 256 << 20;
 
 /// A parsed scene: settings and cloth descriptions, not yet validated as a model.
@@ -66,8 +67,8 @@ pub struct Scene {
 }
 
 /// Reads and parses the scene file at `path`, refusing files over
-/// [`Limits::max_scene_bytes`] (by default [`MAX_SCENE_BYTES`]) before reading them. Grids are
-/// generated here, checked against `limits` first.
+/// [`Limits::max_scene_bytes`] (by default [`MAX_SCENE_BYTES`]; see [`crate::bounded`]). Grids
+/// are generated here, checked against `limits` first.
 pub fn load_scene(path: &Path, limits: &Limits) -> Result<Scene, SceneError> {
     load_scene_limited(path, limits, limits.max_scene_bytes)
 }
@@ -77,21 +78,17 @@ fn load_scene_limited(path: &Path, limits: &Limits, max_bytes: u64) -> Result<Sc
     parse_scene(&read_scene_text(path, max_bytes)?, path, limits)
 }
 
-/// The text of the scene file at `path`, refusing files over `max_bytes` before reading them.
+/// The text of the scene file at `path`, refusing files over `max_bytes` (see
+/// [`read_bounded`]; a scene may come from a pipe).
 fn read_scene_text(path: &Path, max_bytes: u64) -> Result<String, SceneError> {
-    let read_err = |source| SceneError::Read { path: path.to_path_buf(), source };
-    let too_large = |len| SceneError::TooLarge { path: path.to_path_buf(), len, limit: max_bytes };
-    let file = File::open(path).map_err(read_err)?;
-    let len = file.metadata().map_err(read_err)?.len();
-    if len > max_bytes {
-        return Err(too_large(len));
-    }
-    // The length can change under us (or be 0 for a special file): never read past the limit.
-    let mut bytes = Vec::with_capacity(len as usize);
-    file.take(max_bytes + 1).read_to_end(&mut bytes).map_err(read_err)?;
-    if bytes.len() as u64 > max_bytes {
-        return Err(too_large(bytes.len() as u64));
-    }
+    let bytes = read_bounded(path, max_bytes, Accept::AnyFile).map_err(|e| match e.problem {
+        ReadProblem::TooLarge { len, limit } => SceneError::TooLarge { path: e.path, len, limit },
+        ReadProblem::Io(source) => SceneError::Read { path: e.path, source },
+        // Not with `Accept::AnyFile`; named as the operating system would name it.
+        ReadProblem::NotAFile => {
+            SceneError::Read { path: e.path, source: io::Error::other("not a regular file") }
+        }
+    })?;
     let text = match String::from_utf8(bytes) {
         Ok(text) => text,
         Err(e) => {
