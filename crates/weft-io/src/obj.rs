@@ -429,6 +429,13 @@ fn repeated_vertex(corner: &[(u32, u32)], sorted: &mut Vec<u32>) -> Option<u32> 
 
 const NO_VT: u32 = u32::MAX;
 
+/// Checks that `word` is a number (colours and normals: read, not kept).
+fn any_number(statement: &'static str, word: &str, line: usize) -> Result<(), ObjError> {
+    word.parse::<f32>()
+        .map(|_| ())
+        .map_err(|_| ObjError::at(line, ObjProblem::NotANumber { statement, word: word.to_string() }))
+}
+
 /// Parses a finite `f32` (with `str::parse`).
 fn number(statement: &'static str, word: &str, line: usize) -> Result<f32, ObjError> {
     match word.parse::<f32>() {
@@ -439,12 +446,12 @@ fn number(statement: &'static str, word: &str, line: usize) -> Result<f32, ObjEr
 }
 
 impl Scan {
+    /// Checks every line of `text` in order, under `limits`.
     fn run(text: &str, limits: &Limits) -> Result<Scan, ObjError> {
         let mut s = Scan::default();
         let mut name = UNNAMED_OBJECT.to_string();
         let mut object_start = 0usize;
-        let mut corner = Vec::new();
-        let mut sorted = Vec::new();
+        let (mut corner, mut sorted) = (Vec::new(), Vec::new());
         for (i, raw) in text.split('\n').enumerate() {
             let line_no = i + 1;
             let line = raw.strip_suffix('\r').unwrap_or(raw);
@@ -452,117 +459,27 @@ impl Scan {
             let Some(first) = words.next() else { continue };
             let words: Vec<&str> = words.collect();
             match first {
-                "v" => {
-                    let count = words.len();
-                    if !(count == 3 || count == 4 || count == 6) {
-                        let expected = "3 (x y z), 4 (x y z w) or 6 (x y z r g b)";
-                        return Err(ObjError::at(
-                            line_no,
-                            ObjProblem::Count { statement: "v", found: count, expected },
-                        ));
-                    }
-                    let mut p = [0.0f32; 3];
-                    for (slot, word) in p.iter_mut().zip(&words) {
-                        *slot = number("v", word, line_no)?;
-                    }
-                    if count == 4 {
-                        let w = number("v", words[3], line_no)?;
-                        if w == 0.0 {
-                            return Err(ObjError::at(line_no, ObjProblem::ZeroW));
-                        }
-                        for c in p.iter_mut() {
-                            *c /= w;
-                        }
-                        if let Some(bad) = p.iter().find(|c| !c.is_finite()) {
-                            let word = format!("{bad} (after dividing by w = {w})");
-                            return Err(ObjError::at(
-                                line_no,
-                                ObjProblem::NotFinite { statement: "v", word },
-                            ));
-                        }
-                    }
-                    if count == 6 {
-                        // Colours are ignored, but they must be numbers.
-                        for word in &words[3..] {
-                            word.parse::<f32>().map_err(|_| {
-                                ObjError::at(
-                                    line_no,
-                                    ObjProblem::NotANumber { statement: "v", word: word.to_string() },
-                                )
-                            })?;
-                        }
-                    }
-                    let coloured = count == 6;
-                    if *s.coloured.get_or_insert(coloured) != coloured {
-                        return Err(ObjError::at(line_no, ObjProblem::MixedColours));
-                    }
-                    if s.v.len() as u64 >= limits.max_particles {
-                        let problem = ObjProblem::TooMany {
-                            what: "vertices",
-                            limit: limits.max_particles,
-                            limit_name: "particle",
-                        };
-                        return Err(ObjError::at(line_no, problem));
-                    }
-                    s.v.push(p);
-                    s.v_lines.push(line_no as u32);
-                }
+                "v" => s.vertex(&words, line_no, limits)?,
                 "vt" => {
                     if words.len() < 2 {
                         let expected = "2 or 3 (u v [w]): weft reads two-dimensional UVs";
-                        return Err(ObjError::at(
-                            line_no,
-                            ObjProblem::Count { statement: "vt", found: words.len(), expected },
-                        ));
+                        let problem = ObjProblem::Count { statement: "vt", found: words.len(), expected };
+                        return Err(ObjError::at(line_no, problem));
                     }
                     s.vt.push([number("vt", words[0], line_no)?, number("vt", words[1], line_no)?]);
                 }
                 "vn" => {
                     if words.len() < 3 {
-                        let expected = "3 (x y z)";
-                        return Err(ObjError::at(
-                            line_no,
-                            ObjProblem::Count { statement: "vn", found: words.len(), expected },
-                        ));
+                        let problem =
+                            ObjProblem::Count { statement: "vn", found: words.len(), expected: "3 (x y z)" };
+                        return Err(ObjError::at(line_no, problem));
                     }
                     for word in &words[..3] {
-                        word.parse::<f32>().map_err(|_| {
-                            ObjError::at(
-                                line_no,
-                                ObjProblem::NotANumber { statement: "vn", word: word.to_string() },
-                            )
-                        })?;
+                        any_number("vn", word, line_no)?;
                     }
                     s.vn_count += 1;
                 }
-                "f" => {
-                    if words.len() < 3 {
-                        return Err(ObjError::at(line_no, ObjProblem::FaceTooSmall { count: words.len() }));
-                    }
-                    corner.clear();
-                    for word in &words {
-                        corner.push(s.corner(word, line_no)?);
-                    }
-                    if let Some(v) = repeated_vertex(&corner, &mut sorted) {
-                        return Err(ObjError::at(
-                            line_no,
-                            ObjProblem::RepeatedVertex { number: v as usize + 1 },
-                        ));
-                    }
-                    s.triangles += corner.len() as u64 - 2;
-                    if s.triangles > limits.max_constraints {
-                        let problem = ObjProblem::TooMany {
-                            what: "triangles",
-                            limit: limits.max_constraints,
-                            limit_name: "constraint",
-                        };
-                        return Err(ObjError::at(line_no, problem));
-                    }
-                    let start = s.corner_v.len() as u32;
-                    s.corner_v.extend(corner.iter().map(|c| c.0));
-                    s.corner_vt.extend(corner.iter().map(|c| c.1));
-                    s.faces.push(Face { line: line_no as u32, start, len: corner.len() as u32 });
-                }
+                "f" => s.face(&words, line_no, limits, &mut corner, &mut sorted)?,
                 "o" | "g" => {
                     if s.faces.len() > object_start {
                         s.objects.push(Object { name: name.clone(), faces: object_start..s.faces.len() });
@@ -584,6 +501,86 @@ impl Scan {
         // The last object is kept even without faces.
         s.objects.push(Object { name, faces: object_start..s.faces.len() });
         Ok(s)
+    }
+
+    /// A `v` statement: `x y z`, `x y z w` (divided by `w`) or `x y z r g b` (colours checked,
+    /// ignored; every vertex of a file with or without them).
+    fn vertex(&mut self, words: &[&str], line_no: usize, limits: &Limits) -> Result<(), ObjError> {
+        let count = words.len();
+        if !(count == 3 || count == 4 || count == 6) {
+            let expected = "3 (x y z), 4 (x y z w) or 6 (x y z r g b)";
+            return Err(ObjError::at(line_no, ObjProblem::Count { statement: "v", found: count, expected }));
+        }
+        let mut p = [0.0f32; 3];
+        for (slot, word) in p.iter_mut().zip(words) {
+            *slot = number("v", word, line_no)?;
+        }
+        if count == 4 {
+            let w = number("v", words[3], line_no)?;
+            if w == 0.0 {
+                return Err(ObjError::at(line_no, ObjProblem::ZeroW));
+            }
+            for c in p.iter_mut() {
+                *c /= w;
+            }
+            if let Some(bad) = p.iter().find(|c| !c.is_finite()) {
+                let word = format!("{bad} (after dividing by w = {w})");
+                return Err(ObjError::at(line_no, ObjProblem::NotFinite { statement: "v", word }));
+            }
+        }
+        if count == 6 {
+            for word in &words[3..] {
+                any_number("v", word, line_no)?;
+            }
+        }
+        let coloured = count == 6;
+        if *self.coloured.get_or_insert(coloured) != coloured {
+            return Err(ObjError::at(line_no, ObjProblem::MixedColours));
+        }
+        if self.v.len() as u64 >= limits.max_particles {
+            let problem =
+                ObjProblem::TooMany { what: "vertices", limit: limits.max_particles, limit_name: "particle" };
+            return Err(ObjError::at(line_no, problem));
+        }
+        self.v.push(p);
+        self.v_lines.push(line_no as u32);
+        Ok(())
+    }
+
+    /// An `f` statement: at least three corners, no vertex twice, the triangles within the limit.
+    /// `corner` and `sorted` are buffers kept from face to face.
+    fn face(
+        &mut self,
+        words: &[&str],
+        line_no: usize,
+        limits: &Limits,
+        corner: &mut Vec<(u32, u32)>,
+        sorted: &mut Vec<u32>,
+    ) -> Result<(), ObjError> {
+        if words.len() < 3 {
+            return Err(ObjError::at(line_no, ObjProblem::FaceTooSmall { count: words.len() }));
+        }
+        corner.clear();
+        for word in words {
+            corner.push(self.corner(word, line_no)?);
+        }
+        if let Some(v) = repeated_vertex(corner, sorted) {
+            return Err(ObjError::at(line_no, ObjProblem::RepeatedVertex { number: v as usize + 1 }));
+        }
+        self.triangles += corner.len() as u64 - 2;
+        if self.triangles > limits.max_constraints {
+            let problem = ObjProblem::TooMany {
+                what: "triangles",
+                limit: limits.max_constraints,
+                limit_name: "constraint",
+            };
+            return Err(ObjError::at(line_no, problem));
+        }
+        let start = self.corner_v.len() as u32;
+        self.corner_v.extend(corner.iter().map(|c| c.0));
+        self.corner_vt.extend(corner.iter().map(|c| c.1));
+        self.faces.push(Face { line: line_no as u32, start, len: corner.len() as u32 });
+        Ok(())
     }
 
     /// One face corner: its vertex and texture coordinate (0-based; [`NO_VT`] if none).
