@@ -234,11 +234,6 @@ const SEED_CASES: &[(&str, &str, &str)] = &[
         "fps = 10.0\nfoo = 1",
         "scene.toml:3:1: unknown field `foo`, expected one of `fps`, `frames`, `substeps`, `iterations`, `gravity`, `velocity_damping`, `wind`, `air_density`, `max_strain`, `min_substeps`, `max_substeps`",
     ),
-    (
-        "pins = [0]",
-        "pins = [0]\npin = [1]",
-        "scene.toml:16:1: unknown field `pin`, expected one of `name`, `positions`, `grid`, `velocities`, `particle_mass`, `density`, `triangles`, `edges`, `rest_lengths`, `stretch_compliance`, `stretch_stiffness`, `stretch_damping`, `shear`, `shear_edges`, `shear_compliance`, `shear_stiffness`, `shear_damping`, `pins`, `pin_corners`, `mesh`, `object`, `non_manifold`, `pin_box`, `pin_file`, `warp_compliance`, `warp_stiffness`, `weft_compliance`, `weft_stiffness`, `bending_compliance`, `bending_stiffness`, `bending_damping`, `tethers`, `tether_scale`, `tether_compliance`, `tether_stiffness`, `pressure`, `volume_compliance`, `volume_stiffness`, `drag`, `lift`, `self_collision`, `self_thickness`, `self_friction`, `follow`, `render_mesh`, `cache_proxy`",
-    ),
     ("fps = 10.0", "fps = 10.0 x", "scene.toml:2:7: string values must be quoted, expected literal string"),
     ("frames = 1", "frames = 1\nframes = 2", "scene.toml:4:1: duplicate key"),
     (
@@ -423,6 +418,33 @@ const SEED_CASES: &[(&str, &str, &str)] = &[
         "scene.toml:6:20: simulation.velocity_damping: -1 must not be negative",
     ),
 ];
+
+/// An unknown cloth key lists every key a cloth takes: the constraint kinds' keys of the registry
+/// (`weft_core::constraint_kinds!`), in registry order, where bending's always stood.
+#[test]
+fn an_unknown_cloth_key_lists_every_key_with_the_kinds_keys_in_registry_order() {
+    let before = "`name`, `positions`, `grid`, `velocities`, `particle_mass`, `density`, `triangles`, `edges`, \
+        `rest_lengths`, `stretch_compliance`, `stretch_stiffness`, `stretch_damping`, `shear`, `shear_edges`, \
+        `shear_compliance`, `shear_stiffness`, `shear_damping`, `pins`, `pin_corners`, `mesh`, `object`, \
+        `non_manifold`, `pin_box`, `pin_file`, `warp_compliance`, `warp_stiffness`, `weft_compliance`, \
+        `weft_stiffness`";
+    let after = "`pressure`, `volume_compliance`, `volume_stiffness`, `drag`, `lift`, `self_collision`, \
+        `self_thickness`, `self_friction`, `follow`, `render_mesh`, `cache_proxy`";
+    let kinds: Vec<String> = weft_core::kinds::KindId::ALL
+        .iter()
+        .flat_map(|k| k.key_names())
+        .map(|key| format!("`{key}`"))
+        .collect();
+    assert!(kinds.contains(&"`bending_compliance`".to_string()) && kinds.contains(&"`tethers`".to_string()));
+    let e = error(&seed_with("pins = [0]", "pins = [0]\npin = [1]"));
+    assert_eq!(
+        e.to_string(),
+        format!(
+            "scene.toml:16:1: unknown field `pin`, expected one of {before}, {}, {after}",
+            kinds.join(", ")
+        )
+    );
+}
 
 #[test]
 fn every_seed_rule_has_its_line_and_message() {
