@@ -9,8 +9,9 @@
 //! * [`particles`]: positions, previous positions, velocities and inverse masses as arrays.
 //! * [`kinds`]: the registry of constraint kinds, and the batched kinds themselves —
 //!   [`kinds::distance`] (stretch, shear), [`kinds::bending`] (dihedral angles),
-//!   [`kinds::tether`] (long-range attachments) — each with its rules and its projection written
-//!   once for SIMD lanes and one constraint ([`lanes::Real`]).
+//!   [`kinds::tether`] (long-range attachments), [`kinds::seam`] (particles sewn together) — each
+//!   with its rules and its projection written once for SIMD lanes and one constraint
+//!   ([`lanes::Real`]).
 //! * [`batches`]: constraints of one kind packed in SIMD batches by a plan, with `λ`.
 //! * [`volume`]: pressure of closed cloths; [`aero`]: drag and lift in the wind.
 //! * [`colouring`]: deterministic greedy colouring and SIMD batch packing, with its invariant.

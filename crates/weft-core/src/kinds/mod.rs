@@ -17,7 +17,7 @@
 //!
 //! * **batched** kinds, constraints over a fixed number `K` of particles with `P` parameters:
 //!   [`distance`] (stretch and shear), [`bending`] (dihedral angles), [`tether`] (long-range
-//!   attachments). Each is one module here implementing [`BatchedKind`] — its description, its
+//!   attachments), [`seam`] (particles sewn together). Each is one module here implementing [`BatchedKind`] — its description, its
 //!   rules, its scene keys' meaning, its projection written once for SIMD lanes and one
 //!   constraint — and a twin in `weft-reference`; the rest is generic.
 //! * **phased** kinds, which do not fit fixed-size batches: [`volume`](crate::volume) (one
@@ -53,9 +53,8 @@ use crate::model::SetReport;
 /// [`KindSets`] (and everywhere else a per-kind field is made), `Type` is its [`BatchedKind`] in
 /// `weft_core::kinds::module`, `K` and `P` its particles and parameters per constraint, and the
 /// keys (each `name: f64`, `name: bool` or `name: pairs`, see [`KeyType`]) are the `[[cloth]]`
-/// keys its
-/// [`describe`](BatchedKind::describe) reads. Phased kinds, each `FIELD: Id = INFO`: their
-/// [`KindInfo`].
+/// keys its [`describe`](BatchedKind::describe) reads. Phased kinds, each `FIELD: Id = INFO`:
+/// their [`KindInfo`].
 ///
 /// ```
 /// // A callback sees the kinds in registry order.
