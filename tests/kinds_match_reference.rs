@@ -5,7 +5,7 @@
 //!
 //! The scenes are random grid cloths of a scene file (so a kind is turned on exactly as a user
 //! turns it on: with the items of its `KindInfo::example`), 5 to 19 particles a side, lifted out
-//! of their plane by random heights, with random pins (pinned corners, one to all four) and
+//! of their plane by random heights, with random pins (pinned corners, one to all four: a kind may need one, as tethers do) and
 //! random initial velocities, baked in the fixed mode at random substeps and iterations.
 //!
 //! * After one step the positions agree within 1e-5 m, and the kernels and the reference count
@@ -133,7 +133,7 @@ fn kinds() -> Vec<KindId> {
 
 fn case() -> impl Strategy<Value = Case> {
     let corners =
-        proptest::sample::subsequence(vec!["bottom-left", "bottom-right", "top-left", "top-right"], 0..=4);
+        proptest::sample::subsequence(vec!["bottom-left", "bottom-right", "top-left", "top-right"], 1..=4);
     (
         proptest::sample::select(kinds()),
         5u32..20,
