@@ -248,18 +248,21 @@ mod tests {
             max_stretch: 0.125,
         }];
         // Kinds the frame measured and the scene lacks read 0; what it did not measure is empty.
-        for kind in [KindId::Bending, KindId::Tether, KindId::Volume] {
-            step.kinds[kind].residual = Some(Residual::default());
+        for kind in KindId::ALL.iter().filter(|&&k| k != KindId::Distance) {
+            step.kinds[*kind].residual = Some(Residual::default());
         }
         step.colliders.deep = Some(0);
         let measured = FrameStats { frame: 2, step, ..rows[0] };
         let unmeasured = FrameStats { frame: 3, step: StepStats::default(), intersections: None, ..rows[0] };
+        // The kinds' columns after distance's three: empty (not measured) or 0.0.
+        let others = KindId::ALL.iter().flat_map(|k| k.info().columns).count() - 3;
+        let (empty, zero) = (",".repeat(others), ",0.0".repeat(others));
         assert_eq!(
             stats_csv(&[rows[0], measured, unmeasured]),
             format!(
-                "{}\n1,0.1,16,3,0.5,0.25,0.25,,,,,4,0.125,,0,0,0\n\
-                 2,0.1,16,3,0.5,0.25,0.25,0.0,0.0,0.0,0.0,4,0.125,0,0,0,0\n\
-                 3,0.1,16,0,,,,,,,,,0.125,,0,0,0\n",
+                "{}\n1,0.1,16,3,0.5,0.25,0.25{empty},4,0.125,,0,0,0\n\
+                 2,0.1,16,3,0.5,0.25,0.25{zero},4,0.125,0,0,0,0\n\
+                 3,0.1,16,0,,,{empty},,0.125,,0,0,0\n",
                 *STATS_HEADER
             )
         );

@@ -250,7 +250,11 @@ fn bad_input_is_one_line_naming_the_file() {
     assert_eq!(e, format!("frame 4 is out of range: {} has frames 0 to 3", dir.display()));
     let stats = dir.join("stats.csv");
     let mut text = std::fs::read_to_string(&stats).unwrap();
-    text.push_str("4,0.1333,six,0,,,,,,,,,0.0,,0,0,0\n");
+    // A row as wide as the header, with a word where `substeps` is.
+    let columns = text.lines().next().unwrap().split(',').count();
+    let mut row = vec![""; columns];
+    (row[0], row[1], row[2]) = ("4", "0.1333", "six");
+    text.push_str(&(row.join(",") + "\n"));
     std::fs::write(&stats, text).unwrap();
     let e = error(vec![dir.clone()], vec![]);
     assert_eq!(e, format!("{}:5: `substeps` is `six`, not a number", stats.display()));
