@@ -189,7 +189,7 @@ fn chunk_bounds(c: usize, chunk: usize, len: usize) -> (usize, usize) {
 /// work item `c` as its chunk `c` of `chunk` bytes if the part `writes`, read by every item
 /// otherwise. The team compares the keys of every thread's phase and rejects parts that
 /// overlap (see `crate::team`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub(crate) struct PartKey {
     /// The address of the first byte.
     pub(crate) start: usize,

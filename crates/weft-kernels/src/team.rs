@@ -86,41 +86,21 @@ fn plain_key(items: usize, site: &Location<'_>) -> [usize; 2] {
     [(site.line() as usize) << 16 ^ site.column() as usize, items]
 }
 
-/// The key of a phase with parts: [`plain_key`], then the address, length, chunk size and
-/// whether it writes of each part.
-struct PhaseKey {
-    words: [usize; KEY_WORDS],
-    len: usize,
+/// The words of a phase's key: `head` ([`plain_key`]), then the address, length, chunk size
+/// and whether it writes of each part.
+fn key_words(head: [usize; 2], parts: &[PartKey]) -> impl Iterator<Item = usize> + '_ {
+    let part = |p: &PartKey| [p.start, p.bytes, p.chunk, p.writes as usize];
+    head.into_iter().chain(parts.iter().flat_map(part))
 }
 
-impl PhaseKey {
-    /// The key of a phase of `items` items over `parts`, called at `site`.
-    fn new(items: usize, site: &Location<'_>, parts: &impl Parts) -> Self {
-        let mut key = PhaseKey { words: [0; KEY_WORDS], len: 2 };
-        key.words[..2].copy_from_slice(&plain_key(items, site));
-        parts.for_each_key(|part| {
-            let words = [part.start, part.bytes, part.chunk, part.writes as usize];
-            key.words[key.len..key.len + 4].copy_from_slice(&words);
-            key.len += 4;
-        });
-        key
-    }
-}
-
-/// Checks the parts of the key `words`.
+/// Checks the parts of a phase.
 ///
 /// # Panics
 /// If a part that writes overlaps another part.
-fn assert_parts_disjoint(words: &[usize]) {
-    let parts = words[2..].chunks_exact(4).map(|p| PartKey {
-        start: p[0],
-        bytes: p[1],
-        chunk: p[2],
-        writes: p[3] != 0,
-    });
-    for (n, part) in parts.clone().enumerate() {
-        for other in parts.clone().take(n) {
-            let conflict = (part.writes || other.writes) && part.overlaps(&other);
+fn assert_parts_disjoint(parts: &[PartKey]) {
+    for (n, part) in parts.iter().enumerate() {
+        for other in &parts[..n] {
+            let conflict = (part.writes || other.writes) && part.overlaps(other);
             assert!(!conflict, "parts of a phase overlap, and one of them writes");
         }
     }
@@ -169,7 +149,7 @@ impl<'a> Team<'a> {
     /// inside a phase already.
     #[track_caller]
     pub(crate) fn for_each(&self, items: usize, f: impl FnMut(&Phase, usize)) {
-        self.phase(&plain_key(items, Location::caller()), items, f);
+        self.phase(plain_key(items, Location::caller()), &[], items, f);
     }
 
     /// One phase over `parts` (see `crate::shared`): runs `f(phase, i, borrows)` for every
@@ -194,8 +174,12 @@ impl<'a> Team<'a> {
         parts: P,
         mut f: impl for<'p> FnMut(&'p Phase, usize, P::Out<'p>),
     ) {
-        let key = PhaseKey::new(items, Location::caller(), &parts);
-        self.phase(&key.words[..key.len], items, |phase, i| {
+        let (mut keys, mut n) = ([PartKey::default(); MAX_PARTS], 0);
+        parts.for_each_key(|key| {
+            keys[n] = key;
+            n += 1;
+        });
+        self.phase(plain_key(items, Location::caller()), &keys[..n], items, |phase, i| {
             // SAFETY: the team hands item `i` to this call alone in this phase, and every
             // thread that claims an item of the phase has the same parts (`phase` checked the
             // keys before claiming), so chunk `i` of a part that writes is borrowed by this
@@ -209,13 +193,14 @@ impl<'a> Team<'a> {
         });
     }
 
-    /// Runs the phase `key`: checks it against the team, claims items until none is left,
-    /// waits for the team. This thread stays marked as in the phase if anything in it panics,
-    /// so that no later phase starts on it (were the panic caught) out of step with the team.
-    fn phase(&self, key: &[usize], items: usize, mut f: impl FnMut(&Phase, usize)) {
+    /// Runs the phase with key `head` and `parts` (module docs): checks it against the team,
+    /// claims items until none is left, waits for the team. This thread stays marked as in the
+    /// phase if anything in it panics, so that no later phase starts on it (were the panic
+    /// caught) out of step with the team.
+    fn phase(&self, head: [usize; 2], parts: &[PartKey], items: usize, mut f: impl FnMut(&Phase, usize)) {
         let inside = self.in_phase.replace(true);
         assert!(!inside, "a team phase cannot start inside another, nor after one that panicked");
-        self.agree(key);
+        self.agree(head, parts);
         let phase = Phase { _private: () };
         loop {
             let i = self.shared.next.fetch_add(1, Ordering::Relaxed);
@@ -228,31 +213,31 @@ impl<'a> Team<'a> {
         self.in_phase.set(false);
     }
 
-    /// Publishes the key `words` as the current phase's if this thread is the first to start it,
-    /// after checking its parts; or checks that it equals the published one (whose parts were
-    /// checked).
+    /// Publishes the phase's key (`head` and `parts`) if this thread is the first to start the
+    /// phase, after checking its parts; or checks that it equals the published one (whose parts
+    /// were checked).
     ///
     /// # Panics
     /// If the keys differ, or a part that writes overlaps another part.
-    fn agree(&self, words: &[usize]) {
+    fn agree(&self, head: [usize; 2], parts: &[PartKey]) {
         let s = self.shared;
         if s.threads == 1 {
-            assert_parts_disjoint(words);
+            assert_parts_disjoint(parts);
             return;
         }
-        let slot = &s.key;
+        let (slot, len) = (&s.key, 2 + 4 * parts.len());
         match slot.state.compare_exchange(EMPTY, WRITING, Ordering::Acquire, Ordering::Acquire) {
             Ok(_) => {
                 // A panic here leaves the state `WRITING`: the others see the team poisoned.
-                assert_parts_disjoint(words);
-                for (w, &v) in slot.words.iter().zip(words) {
+                assert_parts_disjoint(parts);
+                for (w, v) in slot.words.iter().zip(key_words(head, parts)) {
                     // A phase that repeats finds its words there already: not writing them
                     // keeps their cache lines shared by every thread.
                     if w.load(Ordering::Relaxed) != v {
                         w.store(v, Ordering::Relaxed);
                     }
                 }
-                slot.state.store(READY + words.len(), Ordering::Release);
+                slot.state.store(READY + len, Ordering::Release);
             }
             Err(mut state) => {
                 let mut spins = 0;
@@ -260,8 +245,8 @@ impl<'a> Team<'a> {
                     self.pause(&mut spins);
                     state = slot.state.load(Ordering::Acquire);
                 }
-                let same = state - READY == words.len()
-                    && slot.words.iter().zip(words).all(|(w, &v)| w.load(Ordering::Relaxed) == v);
+                let mut words = slot.words.iter().map(|w| w.load(Ordering::Relaxed));
+                let same = state - READY == len && key_words(head, parts).all(|v| words.next() == Some(v));
                 assert!(same, "the threads of a team disagree on a phase");
             }
         }
