@@ -10,11 +10,13 @@
 //! force (the prediction ignores it). The split depends only on the model, so the forces are
 //! bit-identical for any thread count.
 
+use std::ops::Deref;
+
 use weft_core::aero::{AeroModel, wind_at};
 
 use crate::integrate::{particle_chunk, particle_chunks};
 use crate::records::Record;
-use crate::shared::SharedSlice;
+use crate::shared::{Part, SharedSlice};
 use crate::team::{self, Team};
 
 /// Drag plus lift on triangle `t` (N), from positions `x` and velocities `v` at the start of the
@@ -58,29 +60,29 @@ pub fn triangle_force(aero: &AeroModel, x: &[Record], v: &[Record], wind: [f32; 
 }
 
 /// Writes the aerodynamic force on every particle (N, `[x, y, z, 0]`) into `forces`, at time
-/// `time` (s), from the positions and velocities at the start of the step, as one phase of
-/// `team`.
+/// `time` (s), from the positions and velocities at the start of the step (a `SharedSlice` or a
+/// plain slice each, read whole by every work item), as one phase of `team`.
 ///
-/// The caller guarantees that `forces` has one record per particle and that during the phase no
-/// other code touches it, and nothing writes `positions` or `velocities`.
-pub(crate) fn force_phase(
+/// # Panics
+/// If `forces` does not hold one record per particle.
+pub(crate) fn force_phase<X>(
     team: &Team<'_>,
     aero: &AeroModel,
-    positions: SharedSlice<'_, Record>,
-    velocities: SharedSlice<'_, Record>,
+    positions: X,
+    velocities: X,
     forces: SharedSlice<'_, Record>,
     time: f64,
-) {
+) where
+    X: Part,
+    for<'p> X::Out<'p>: Deref<Target = [Record]>,
+{
     let wind = wind_at(&aero.wind, time);
-    let len = positions.len();
-    team.for_each(particle_chunks(len), |phase, c| {
-        let range = particle_chunk(c, len);
-        // SAFETY: each chunk is claimed by one work item in this phase, the chunks are disjoint
-        // and inside `forces` (one record per particle, the caller's guarantee), and no other
-        // code touches the forces in this phase; nothing writes the positions or velocities.
-        let (out, x, v) =
-            unsafe { (forces.write(phase, range.clone()), positions.read(phase), velocities.read(phase)) };
-        for (f, i) in out.iter_mut().zip(range) {
+    let len = forces.len();
+    let parts = (forces.chunks_mut(crate::integrate::PARTICLE_CHUNK), positions, velocities);
+    team.for_each_chunk(particle_chunks(len), parts, |_, c, (out, x, v)| {
+        let (x, v) = (&*x, &*v);
+        assert!(x.len() == len && v.len() == len, "one position and velocity per force");
+        for (f, i) in out.iter_mut().zip(particle_chunk(c, len)) {
             let mut sum = [0.0f32; 3];
             if x[i][3] > 0.0 {
                 for &t in aero.incident(i) {
@@ -107,8 +109,6 @@ pub fn forces(aero: &AeroModel, positions: &[Record], velocities: &[Record], tim
     }
     assert_eq!(aero.incidence_start.len(), positions.len() + 1, "the aerodynamics belong to another model");
     let shared = SharedSlice::new(&mut out);
-    // SAFETY: the force phase only reads the positions and velocities.
-    let (x, v) = unsafe { (SharedSlice::read_only(positions), SharedSlice::read_only(velocities)) };
-    team::run(|team| force_phase(team, aero, x, v, shared, time), |(), ()| ());
+    team::run(|team| force_phase(team, aero, positions, velocities, shared, time), |(), ()| ());
     out
 }

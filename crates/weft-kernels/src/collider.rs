@@ -77,7 +77,7 @@ use weft_core::collider::{ColliderShape, Placed};
 use wide::f32x8;
 
 use crate::KernelPath;
-use crate::integrate::{particle_chunk, particle_chunks};
+use crate::integrate::{PARTICLE_CHUNK, particle_chunk, particle_chunks};
 use crate::lane::{Real, V3, add3, dot3, scale3, sub3};
 use crate::records::{Record, gather8, scatter8, transpose4x4_halves};
 use crate::schedule::add_record;
@@ -585,37 +585,29 @@ pub(crate) struct ContactArrays<'a> {
 
 impl ContactArrays<'_> {
     /// One team phase over the particles in chunks of
-    /// [`PARTICLE_CHUNK`](crate::integrate::PARTICLE_CHUNK): `f(range, positions,
-    /// displacements, previous positions, depths, deep count)` for each chunk.
+    /// [`PARTICLE_CHUNK`]: `f(positions, displacements, previous positions, depths, deep
+    /// count)` for each chunk.
     fn for_each_chunk(
         &self,
         team: &Team<'_>,
-        mut f: impl FnMut(std::ops::Range<usize>, &mut [Record], &mut [Record], &[Record], &mut [f32], &mut u64),
+        mut f: impl FnMut(&mut [Record], &mut [Record], &[Record], &mut [f32], &mut u64),
     ) {
-        let (len, nc) = (self.records.len(), self.colliders.len());
-        team.for_each(particle_chunks(len), |phase, c| {
-            let range = particle_chunk(c, len);
-            // SAFETY: each chunk is claimed by one work item per phase; the chunks' particle
-            // ranges (so their depth ranges, `nc` values per particle, and their deep counts,
-            // one per chunk) are disjoint, and during a contact phase no other code touches the
-            // records, the displacements (one per particle, like the records), the depths or the
-            // counts, and nothing writes the previous positions.
-            let (x, moves, prev, d, deep) = unsafe {
-                (
-                    self.records.write(phase, range.clone()),
-                    self.displacement.write(phase, range.clone()),
-                    &self.prev.read(phase)[range.clone()],
-                    self.depth.write(phase, range.start * nc..range.end * nc),
-                    &mut self.deep.write(phase, c..c + 1)[0],
-                )
-            };
-            f(range, x, moves, prev, d, deep);
+        let (len, nc, n) = (self.records.len(), self.colliders.len(), PARTICLE_CHUNK);
+        let parts = (
+            self.records.chunks_mut(n),
+            self.displacement.chunks_mut(n),
+            self.prev,
+            self.depth.chunks_mut(n * nc),
+            self.deep.each_mut(),
+        );
+        team.for_each_chunk(particle_chunks(len), parts, |_, c, (x, moves, prev, d, deep)| {
+            f(x, moves, &prev[particle_chunk(c, len)], d, deep);
         });
     }
 
     /// [`project_contacts`] as a team phase, adding the pushes to the depths if `accumulate`.
     pub(crate) fn contact_phase(&self, team: &Team<'_>, accumulate: bool) {
-        self.for_each_chunk(team, |_, x, moves, _, d, _| {
+        self.for_each_chunk(team, |x, moves, _, d, _| {
             project_contacts(self.colliders, x, moves, accumulate.then_some(d), self.path)
         });
     }
@@ -623,7 +615,7 @@ impl ContactArrays<'_> {
     /// [`sweep_contacts`] as a team phase; the particles this thread moved.
     pub(crate) fn sweep_phase(&self, team: &Team<'_>) -> u64 {
         let mut swept = 0;
-        self.for_each_chunk(team, |_, x, moves, prev, _, _| {
+        self.for_each_chunk(team, |x, moves, prev, _, _| {
             swept += sweep_contacts(self.colliders, x, moves, prev, self.path);
         });
         swept
@@ -631,14 +623,14 @@ impl ContactArrays<'_> {
 
     /// [`apply_friction`] as a team phase.
     pub(crate) fn friction_phase(&self, team: &Team<'_>) {
-        self.for_each_chunk(team, |_, x, moves, prev, d, _| {
+        self.for_each_chunk(team, |x, moves, prev, d, _| {
             apply_friction(self.colliders, x, moves, prev, d, self.path)
         });
     }
 
     /// [`count_deep`] as a team phase, into the deep count of each particle chunk.
     pub(crate) fn deep_phase(&self, team: &Team<'_>) {
-        self.for_each_chunk(team, |_, x, _, _, _, deep| *deep = count_deep(self.colliders, x, self.path));
+        self.for_each_chunk(team, |x, _, _, _, deep| *deep = count_deep(self.colliders, x, self.path));
     }
 }
 

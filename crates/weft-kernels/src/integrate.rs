@@ -123,21 +123,17 @@ pub(crate) fn predict_phase(
     step: &TimeStep,
 ) -> u64 {
     let mut held = 0;
-    team.for_each(particle_chunks(arrays.len), |phase, c| {
-        let range = particle_chunk(c, arrays.len);
-        // SAFETY: each chunk is claimed by one work item per phase and the chunks are disjoint;
-        // in this phase nothing else touches the four particle arrays, and nothing writes the
-        // forces.
-        let (x, xp, d, v, f) = unsafe {
-            (
-                arrays.positions.write(phase, range.clone()),
-                arrays.prev.write(phase, range.clone()),
-                arrays.displacement.write(phase, range.clone()),
-                arrays.velocities.write(phase, range.clone()),
-                forces.read(phase),
-            )
-        };
-        held += predict(x, xp, d, v, gravity, (!f.is_empty()).then(|| &f[range]), step);
+    let (p, n) = (arrays, PARTICLE_CHUNK);
+    let parts = (
+        p.positions.chunks_mut(n),
+        p.prev.chunks_mut(n),
+        p.displacement.chunks_mut(n),
+        p.velocities.chunks_mut(n),
+        forces,
+    );
+    team.for_each_chunk(particle_chunks(p.len), parts, |_, c, (x, xp, d, v, f)| {
+        let f = (!f.is_empty()).then(|| &f[particle_chunk(c, p.len)]);
+        held += predict(x, xp, d, v, gravity, f, step);
     });
     held
 }
@@ -145,15 +141,9 @@ pub(crate) fn predict_phase(
 /// [`update_velocities`] as a team phase; returns the particles this thread held.
 pub(crate) fn velocity_phase(team: &Team<'_>, arrays: &ParticleArrays<'_>, step: &TimeStep) -> u64 {
     let mut held = 0;
-    team.for_each(particle_chunks(arrays.len), |phase, c| {
-        let range = particle_chunk(c, arrays.len);
-        // SAFETY: each chunk is claimed by one work item per phase and the chunks are disjoint;
-        // in this phase nothing writes the displacements, and only this item touches its chunk
-        // of the velocities.
-        let (d, v) = unsafe {
-            (&arrays.displacement.read(phase)[range.clone()], arrays.velocities.write(phase, range))
-        };
-        held += update_velocities(d, v, step);
+    let parts = (arrays.displacement, arrays.velocities.chunks_mut(PARTICLE_CHUNK));
+    team.for_each_chunk(particle_chunks(arrays.len), parts, |_, c, (d, v)| {
+        held += update_velocities(&d[particle_chunk(c, arrays.len)], v, step);
     });
     held
 }

@@ -17,13 +17,16 @@
 //! * [`lane`]: the [`Real`](lane::Real) trait that every kernel body is written against, so the
 //!   SIMD path and its scalar twin are one source ([`SIMD_WIDTH`] lanes or one); [`records`]:
 //!   particle records in and out of lanes (gather + transpose, transpose + scatter).
-//! * [`team`]: the pool's threads running a step phase by phase, woken once per step.
+//! * [`team`]: the pool's threads running a step phase by phase, woken once per step; it checks
+//!   that every thread runs the same phases.
 //! * `shared`: `SharedSlice`, a slice the threads of a team reach at disjoint places, through
-//!   borrows that end with the work item of one phase: the crate's only `unsafe` definitions.
-//!   They are called from `schedule`, `stepper`, `integrate`, `aero`, `volume`,
-//!   `self_collision`, `collider` and `mesh_collider`, each call with the rule of its phase
-//!   that makes it sound (the plan invariant checked in `weft-core`, or disjoint chunks claimed
-//!   once per phase).
+//!   borrows that end with the work item of one phase; with `team`, the crate's only `unsafe`
+//!   definitions. A phase whose items read an array whole or write their own chunk of it is
+//!   safe code (the parts of a team phase): `integrate`, `aero`, `volume`, `collider` and
+//!   `mesh_collider` are written so. Writes scattered across an array by index go through the
+//!   unsafe accessors, called from `schedule`, `stepper`, `self_collision` and
+//!   `surface_collision`, each call with the rule of its phase that makes it sound (the plan
+//!   invariant checked in `weft-core`, or disjoint chunks claimed once per phase).
 //!
 //! No kernel uses fused multiply-add, so the SIMD path, the scalar path and builds for different
 //! SIMD levels all give the same bits.

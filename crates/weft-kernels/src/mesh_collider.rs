@@ -309,23 +309,15 @@ impl MeshArrays<'_> {
         mut f: impl FnMut(&mut [Record], &mut [Record], &[Record], &mut [f32], &mut ChunkContacts),
     ) {
         let (len, nm) = (self.records.len(), self.meshes.len());
-        team.for_each(chunks(len), |phase, c| {
-            let range = c * MESH_CHUNK..((c + 1) * MESH_CHUNK).min(len);
-            // SAFETY: each chunk is claimed by one work item per phase; the chunks' particle
-            // ranges (so their depth ranges, `nm` values per particle) and contact entries are
-            // disjoint, during a mesh phase no other code touches records, displacements (one
-            // per particle, like the records), depths or contacts, and nothing writes the
-            // previous positions.
-            let (x, moves, prev, d, k) = unsafe {
-                (
-                    self.records.write(phase, range.clone()),
-                    self.displacement.write(phase, range.clone()),
-                    &self.prev.read(phase)[range.clone()],
-                    self.depth.write(phase, range.start * nm..range.end * nm),
-                    &mut self.contacts.write(phase, c..c + 1)[0],
-                )
-            };
-            f(x, moves, prev, d, k);
+        let parts = (
+            self.records.chunks_mut(MESH_CHUNK),
+            self.displacement.chunks_mut(MESH_CHUNK),
+            self.prev,
+            self.depth.chunks_mut(MESH_CHUNK * nm),
+            self.contacts.each_mut(),
+        );
+        team.for_each_chunk(chunks(len), parts, |_, c, (x, moves, prev, d, k)| {
+            f(x, moves, &prev[c * MESH_CHUNK..((c + 1) * MESH_CHUNK).min(len)], d, k);
         });
     }
 

@@ -15,20 +15,95 @@
 //! the items of one phase touch disjoint data (see `crate::shared`) and every total a phase
 //! produces is an integer sum or is gathered per item and combined in item order.
 //!
+//! # Phases, safe and unsafe
+//!
+//! A phase is one call of `Team::for_each_chunk` or `Team::for_each` by every thread of the
+//! team, and every thread must make the same calls in the same order: the step's code is one
+//! sequence of phases that depends only on the model and the options, never on the thread.
+//! The team checks it: before it claims an item, every thread compares its phase's key (call
+//! site, item count, and the parts of `Team::for_each_chunk`: each array's address, length,
+//! chunk size and whether it is written) with the key of the first thread to start the phase,
+//! and panics if they differ; and a phase started inside the work item of another panics.
+//!
+//! `Team::for_each_chunk` is how a phase reaches shared arrays in safe code: its parts (see
+//! `crate::shared`) are arrays read whole by every item, and arrays cut into one mutable chunk
+//! (or element) per item, the chunk of the item index that the team's counter handed to this
+//! item alone. As every thread of the phase has the same parts (checked), parts that write do
+//! not overlap others (checked), and a borrow ends with its item, no two items of a phase can
+//! reach the same element unless both only read it. Writes scattered across an array by index
+//! (a colour's lanes, the particles of a chunk of self-collision slots) still go through the
+//! unsafe accessors of `crate::shared::SharedSlice`, whose callers argue from the rule of their
+//! phase; the key check makes "every thread is in this phase" part of that argument only for
+//! the call site and the item count, so such a caller also argues that every thread passes the
+//! same data.
+//!
 //! A thread that panics marks the team as poisoned on its way out; the others, waiting for it at
 //! a barrier, see the mark and panic too instead of waiting for ever, so the panic reaches the
 //! caller of `run` (through [`rayon::broadcast`]) rather than hanging the process.
 
+use std::cell::Cell;
+use std::panic::Location;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
-/// What the threads of a team share.
+use crate::shared::{MAX_PARTS, PartKey, Parts};
+
+/// What the threads of a team share. Every phase touches the work counter, the barrier's
+/// counters and the key's state; they share one cache line with the first words of the key,
+/// which hold the whole key of a phase without parts.
+#[repr(C, align(64))]
 struct Shared {
-    threads: usize,
     next: AtomicUsize,
     arrived: AtomicUsize,
     generation: AtomicUsize,
+    threads: usize,
     /// Set by a thread of the team that panicked.
     poisoned: AtomicBool,
+    /// The key of the phase the team is in.
+    key: KeySlot,
+}
+
+// The key's state and a phase's first two words are in `Shared`'s first cache line.
+const _: () = assert!(std::mem::offset_of!(Shared, key) + 3 * std::mem::size_of::<usize>() <= 64);
+
+/// Words in a phase's key: call site, items, then four per part.
+const KEY_WORDS: usize = 2 + 4 * MAX_PARTS;
+
+/// The key of the current phase, written by the first thread to start it and compared by the
+/// others: `state` is [`EMPTY`] until a thread starts the phase, [`WRITING`] while it writes
+/// `words`, then [`READY`] plus the number of words; the barrier empties it.
+#[repr(C)]
+struct KeySlot {
+    state: AtomicUsize,
+    words: [AtomicUsize; KEY_WORDS],
+}
+
+const EMPTY: usize = 0;
+const WRITING: usize = 1;
+const READY: usize = 2;
+
+/// The first words of a phase's key (module docs): its call site and item count.
+fn plain_key(items: usize, site: &Location<'_>) -> [usize; 2] {
+    [(site.line() as usize) << 16 ^ site.column() as usize, items]
+}
+
+/// The words of a phase's key: `head` ([`plain_key`]), then the address, length, chunk size
+/// and whether it writes of each part.
+fn key_words(head: [usize; 2], parts: &[PartKey]) -> impl Iterator<Item = usize> + '_ {
+    let part = |p: &PartKey| [p.start, p.bytes, p.chunk, p.writes as usize];
+    head.into_iter().chain(parts.iter().flat_map(part))
+}
+
+/// Checks the parts of a phase.
+///
+/// # Panics
+/// If a part that writes overlaps another part.
+fn assert_parts_disjoint(parts: &[PartKey]) {
+    for (n, part) in parts.iter().enumerate() {
+        for other in &parts[..n] {
+            let conflict = (part.writes || other.writes) && part.overlaps(other);
+            assert!(!conflict, "parts of a phase overlap, and one of them writes");
+        }
+    }
 }
 
 /// Marks the team as poisoned when dropped during a panic of its thread.
@@ -45,6 +120,8 @@ impl Drop for PoisonOnUnwind<'_> {
 /// One thread's handle on its team.
 pub(crate) struct Team<'a> {
     shared: &'a Shared,
+    /// Whether this thread is inside a phase, or left one by a panic.
+    in_phase: Cell<bool>,
 }
 
 /// The proof that code runs inside one phase of a team, handed to each work item by
@@ -57,10 +134,73 @@ pub(crate) struct Phase {
     _private: (),
 }
 
-impl Team<'_> {
+impl<'a> Team<'a> {
+    fn new(shared: &'a Shared) -> Self {
+        Team { shared, in_phase: Cell::new(false) }
+    }
+
     /// One phase: runs `f(phase, i)` for every `i < items`, each exactly once, spread over the
-    /// team's threads; returns when every thread has finished the phase.
-    pub(crate) fn for_each(&self, items: usize, mut f: impl FnMut(&Phase, usize)) {
+    /// team's threads; returns when every thread has finished the phase. Shared arrays are
+    /// reached from `f` only through the unsafe accessors of `crate::shared::SharedSlice`;
+    /// prefer [`Team::for_each_chunk`].
+    ///
+    /// # Panics
+    /// If another thread of the team is in a different phase (module docs), or this thread is
+    /// inside a phase already.
+    #[track_caller]
+    pub(crate) fn for_each(&self, items: usize, f: impl FnMut(&Phase, usize)) {
+        self.phase(plain_key(items, Location::caller()), &[], items, f);
+    }
+
+    /// One phase over `parts` (see `crate::shared`): runs `f(phase, i, borrows)` for every
+    /// `i < items`, each exactly once, spread over the team's threads, with `borrows` the
+    /// tuple of what item `i` gets of each part (the whole array of a part that reads, chunk
+    /// `i` of one that writes); returns when every thread has finished the phase.
+    ///
+    /// ```ignore
+    /// // Prediction of particle chunk `c` (its positions and velocities), from the forces.
+    /// let parts = (positions.chunks_mut(CHUNK), velocities.chunks_mut(CHUNK), forces);
+    /// team.for_each_chunk(len.div_ceil(CHUNK), parts, |_, c, (x, v, f)| predict(x, v, f, c));
+    /// ```
+    ///
+    /// # Panics
+    /// If a part that writes overlaps another part, another thread of the team is in a
+    /// different phase or has other parts (module docs), or this thread is inside a phase
+    /// already.
+    #[track_caller]
+    pub(crate) fn for_each_chunk<P: Parts>(
+        &self,
+        items: usize,
+        parts: P,
+        mut f: impl for<'p> FnMut(&'p Phase, usize, P::Out<'p>),
+    ) {
+        let (mut keys, mut n) = ([PartKey::default(); MAX_PARTS], 0);
+        parts.for_each_key(|key| {
+            keys[n] = key;
+            n += 1;
+        });
+        self.phase(plain_key(items, Location::caller()), &keys[..n], items, |phase, i| {
+            // SAFETY: the team hands item `i` to this call alone in this phase, and every
+            // thread that claims an item of the phase has the same parts (`phase` checked the
+            // keys before claiming), so chunk `i` of a part that writes is borrowed by this
+            // item alone; parts that write overlap no other part (checked in `agree`), so
+            // nothing writes what a part that reads lends. The borrows cannot outlive `f`'s
+            // call (`f` takes them for any `'p`), which ends before this thread leaves the
+            // phase, no phase can start inside it (`phase` checks), and `parts` keeps the
+            // arrays' borrows alive until then.
+            let borrows = unsafe { parts.get(i) };
+            f(phase, i, borrows);
+        });
+    }
+
+    /// Runs the phase with key `head` and `parts` (module docs): checks it against the team,
+    /// claims items until none is left, waits for the team. This thread stays marked as in the
+    /// phase if anything in it panics, so that no later phase starts on it (were the panic
+    /// caught) out of step with the team.
+    fn phase(&self, head: [usize; 2], parts: &[PartKey], items: usize, mut f: impl FnMut(&Phase, usize)) {
+        let inside = self.in_phase.replace(true);
+        assert!(!inside, "a team phase cannot start inside another, nor after one that panicked");
+        self.agree(head, parts);
         let phase = Phase { _private: () };
         loop {
             let i = self.shared.next.fetch_add(1, Ordering::Relaxed);
@@ -70,6 +210,62 @@ impl Team<'_> {
             f(&phase, i);
         }
         self.barrier();
+        self.in_phase.set(false);
+    }
+
+    /// Publishes the phase's key (`head` and `parts`) if this thread is the first to start the
+    /// phase, after checking its parts; or checks that it equals the published one (whose parts
+    /// were checked).
+    ///
+    /// # Panics
+    /// If the keys differ, or a part that writes overlaps another part.
+    fn agree(&self, head: [usize; 2], parts: &[PartKey]) {
+        let s = self.shared;
+        if s.threads == 1 {
+            assert_parts_disjoint(parts);
+            return;
+        }
+        let (slot, len) = (&s.key, 2 + 4 * parts.len());
+        match slot.state.compare_exchange(EMPTY, WRITING, Ordering::Acquire, Ordering::Acquire) {
+            Ok(_) => {
+                // A panic here leaves the state `WRITING`: the others see the team poisoned.
+                assert_parts_disjoint(parts);
+                for (w, v) in slot.words.iter().zip(key_words(head, parts)) {
+                    // A phase that repeats finds its words there already: not writing them
+                    // keeps their cache lines shared by every thread.
+                    if w.load(Ordering::Relaxed) != v {
+                        w.store(v, Ordering::Relaxed);
+                    }
+                }
+                slot.state.store(READY + len, Ordering::Release);
+            }
+            Err(mut state) => {
+                let mut spins = 0;
+                while state == WRITING {
+                    self.pause(&mut spins);
+                    state = slot.state.load(Ordering::Acquire);
+                }
+                let mut words = slot.words.iter().map(|w| w.load(Ordering::Relaxed));
+                let same = state - READY == len && key_words(head, parts).all(|v| words.next() == Some(v));
+                assert!(same, "the threads of a team disagree on a phase");
+            }
+        }
+    }
+
+    /// One round of waiting for another thread: spins briefly, then yields.
+    ///
+    /// # Panics
+    /// If another thread of the team panicked.
+    fn pause(&self, spins: &mut u32) {
+        if self.shared.poisoned.load(Ordering::Acquire) {
+            panic!("another thread of this team panicked");
+        }
+        if *spins < 1 << 10 {
+            std::hint::spin_loop();
+            *spins += 1;
+        } else {
+            std::thread::yield_now();
+        }
     }
 
     /// Waits until every thread of the team has arrived, then resets the work counter. Writes
@@ -82,6 +278,8 @@ impl Team<'_> {
         }
         let generation = s.generation.load(Ordering::Acquire);
         if s.arrived.fetch_add(1, Ordering::AcqRel) + 1 == s.threads {
+            // Every thread has checked its key: the next phase's first thread writes its own.
+            s.key.state.store(EMPTY, Ordering::Relaxed);
             s.arrived.store(0, Ordering::Relaxed);
             s.next.store(0, Ordering::Relaxed);
             s.generation.fetch_add(1, Ordering::Release);
@@ -89,15 +287,7 @@ impl Team<'_> {
         }
         let mut spins = 0u32;
         while s.generation.load(Ordering::Acquire) == generation {
-            if s.poisoned.load(Ordering::Acquire) {
-                panic!("another thread of this team panicked");
-            }
-            if spins < 1 << 10 {
-                std::hint::spin_loop();
-                spins += 1;
-            } else {
-                std::thread::yield_now();
-            }
+            self.pause(&mut spins);
         }
     }
 }
@@ -111,18 +301,19 @@ impl Team<'_> {
 pub(crate) fn run<R: Send>(f: impl Fn(&Team<'_>) -> R + Sync, merge: impl FnMut(R, R) -> R) -> R {
     let threads = rayon::current_num_threads();
     let shared = Shared {
-        threads,
         next: AtomicUsize::new(0),
         arrived: AtomicUsize::new(0),
         generation: AtomicUsize::new(0),
+        threads,
         poisoned: AtomicBool::new(false),
+        key: KeySlot { state: AtomicUsize::new(EMPTY), words: [const { AtomicUsize::new(0) }; KEY_WORDS] },
     };
     if threads == 1 {
-        return f(&Team { shared: &shared });
+        return f(&Team::new(&shared));
     }
     let results = rayon::broadcast(|_| {
         let _guard = PoisonOnUnwind(&shared);
-        f(&Team { shared: &shared })
+        f(&Team::new(&shared))
     });
     results.into_iter().reduce(merge).expect("a pool has at least one thread")
 }
@@ -130,6 +321,7 @@ pub(crate) fn run<R: Send>(f: impl Fn(&Team<'_>) -> R + Sync, merge: impl FnMut(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::shared::SharedSlice;
     use std::sync::atomic::AtomicU64;
 
     #[test]
@@ -176,6 +368,133 @@ mod tests {
                 })
             }));
             assert!(result.is_err(), "{threads} threads");
+        }
+    }
+
+    /// Runs `f` as a team on a pool of `threads`; whether it panicked.
+    fn panics(threads: usize, f: impl Fn(&Team<'_>) + Sync) -> bool {
+        let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
+        let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            pool.install(|| run(|team| f(team), |(), ()| ()))
+        }));
+        result.is_err()
+    }
+
+    #[test]
+    fn chunk_phases_hand_every_element_to_one_item() {
+        for threads in [1, 2, 3, 8] {
+            let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
+            let input: Vec<u32> = (0..1000).collect();
+            let (mut a, mut b, mut sums, mut total) =
+                (vec![0u32; 1000], vec![0u32; 500], vec![0u32; 8], [0u32; 1]);
+            pool.install(|| {
+                let (a, b, sums, total) = (
+                    SharedSlice::new(&mut a),
+                    SharedSlice::new(&mut b),
+                    SharedSlice::new(&mut sums),
+                    SharedSlice::new(&mut total),
+                );
+                let (input, inner) = (&input[..], a.slice(100..900));
+                run(
+                    |team| {
+                        // `a`'s middle in 8 chunks of 100, `b` in 10 chunks of 50 (8 items: 2 left).
+                        let parts = (inner.chunks_mut(100), b.chunks_mut(50), sums.each_mut(), input);
+                        team.for_each_chunk(8, parts, |_, c, (a, b, sum, input)| {
+                            for (k, x) in a.iter_mut().enumerate() {
+                                *x = input[100 + 100 * c + k] + 1;
+                            }
+                            b.fill(c as u32);
+                            *sum = a.len() as u32;
+                        });
+                        // The whole of `a`, read by every item; the one item owns `total`.
+                        team.for_each_chunk(1, (total.whole_mut(), a), |_, _, (t, a)| {
+                            t[0] = a.iter().sum();
+                        });
+                    },
+                    |(), ()| (),
+                )
+            });
+            let expected: Vec<u32> =
+                (0..1000).map(|i| if (100..900).contains(&i) { i + 1 } else { 0 }).collect();
+            assert_eq!(a, expected, "{threads} threads");
+            let chunk_of = |i: u32| if i < 400 { i / 50 } else { 0 };
+            assert_eq!(b, (0..500).map(chunk_of).collect::<Vec<_>>(), "8 items, 10 chunks");
+            assert_eq!(sums, [100, 100, 100, 100, 100, 100, 100, 100]);
+            assert_eq!(total[0], expected.iter().sum::<u32>());
+        }
+    }
+
+    #[test]
+    fn parts_that_overlap_a_written_part_are_refused() {
+        let mut data = vec![0u32; 100];
+        let s = SharedSlice::new(&mut data);
+        for threads in [1, 2] {
+            // Written twice, written and read, written and read in part.
+            assert!(panics(threads, |team| team.for_each_chunk(
+                1,
+                (s.chunks_mut(10), s.each_mut()),
+                |_, _, _| ()
+            )));
+            assert!(panics(threads, |team| team.for_each_chunk(1, (s.chunks_mut(10), s), |_, _, _| ())));
+            assert!(panics(threads, |team| team.for_each_chunk(
+                1,
+                (s.slice(50..60), s.whole_mut()),
+                |_, _, _| ()
+            )));
+            // Read twice, or written in disjoint parts: fine.
+            assert!(!panics(threads, |team| team.for_each_chunk(1, (s, s), |_, _, _| ())));
+            let halves = (s.slice(0..50).chunks_mut(10), s.slice(50..100).chunks_mut(10));
+            assert!(!panics(threads, |team| team.for_each_chunk(5, halves, |_, _, _| ())));
+        }
+    }
+
+    #[test]
+    fn a_phase_inside_a_phase_is_refused() {
+        let mut data = vec![0u32; 100];
+        let s = SharedSlice::new(&mut data);
+        for threads in [1, 2] {
+            assert!(panics(threads, |team| {
+                team.for_each_chunk(10, (s.chunks_mut(10),), |_, _, _| {
+                    team.for_each_chunk(10, (s.chunks_mut(10),), |_, _, _| ());
+                });
+            }));
+            assert!(panics(threads, |team| team.for_each(2, |_, _| team.for_each(2, |_, _| ()))));
+            // A phase that panicked, the panic caught: the thread cannot go on to the next.
+            assert!(panics(threads, |team| {
+                let caught = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                    team.for_each(2, |_, i| assert_ne!(i, 1, "item 1 fails"));
+                }));
+                assert!(caught.is_err());
+                team.for_each_chunk(10, (s.chunks_mut(10),), |_, _, (x,)| x.fill(1));
+            }));
+        }
+    }
+
+    #[test]
+    fn threads_that_disagree_on_a_phase_panic() {
+        let mut data = vec![0u32; 1000];
+        let s = SharedSlice::new(&mut data);
+        for threads in [2, 3] {
+            // Each thread cuts the array its own way: chunks of 10, 11, 12 elements.
+            let ids = AtomicUsize::new(0);
+            assert!(panics(threads, |team| {
+                let id = ids.fetch_add(1, Ordering::Relaxed);
+                let chunk = 10 + id;
+                // Hold every thread until all have an id, so that all reach the phase.
+                while ids.load(Ordering::Relaxed) < threads {
+                    std::hint::spin_loop();
+                }
+                team.for_each_chunk(100, (s.chunks_mut(chunk),), |_, _, (x,)| x.fill(1));
+            }));
+            // A plain phase with another item count.
+            let ids = AtomicUsize::new(0);
+            assert!(panics(threads, |team| {
+                let id = ids.fetch_add(1, Ordering::Relaxed);
+                while ids.load(Ordering::Relaxed) < threads {
+                    std::hint::spin_loop();
+                }
+                team.for_each(10 + id, |_, _| ());
+            }));
         }
     }
 }

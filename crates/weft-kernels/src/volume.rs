@@ -36,9 +36,9 @@ use crate::team::Team;
 /// returns this thread's degenerate projections. `first` says whether this is the first
 /// iteration of the step (`λ` starts again from 0).
 ///
-/// The caller guarantees that `records` and `displacement` (the displacements of the step,
-/// `[dx, dy, dz, 0]` in m, which every correction is added to) hold the model's particles and
-/// that no other code touches them during the call. The constraints change their `λ` and work space through the
+/// `records` and `displacement` (the displacements of the step, `[dx, dy, dz, 0]` in m, which
+/// every correction is added to) hold the model's particles; the phases panic if a cloth's
+/// particles lie outside them. The constraints change their `λ` and work space through the
 /// atomics of [`VolumeWork`](weft_core::volume::VolumeWork), never through a `&mut`.
 pub(crate) fn solve_phases(
     team: &Team<'_>,
@@ -65,9 +65,7 @@ fn project(
     let particle_items = v.particles.len().div_ceil(CHUNK);
     // Read before the first phase: chunk 0 of the second phase overwrites it.
     let lambda = if first { 0.0 } else { work.lambda.get() };
-    team.for_each(triangle_items + particle_items, |phase, item| {
-        // SAFETY: in this phase no work item writes any record (every item only reads them).
-        let x = unsafe { records.read(phase) };
+    team.for_each_chunk(triangle_items + particle_items, (records,), |_, item, (x,)| {
         if item < triangle_items {
             work.volume_parts[item].set(six_volume(v, x, item));
         } else {
@@ -87,7 +85,9 @@ fn project(
     let valid =
         den > 0.0 && den.is_finite() && dlambda.is_finite() && reach * dlambda.abs() <= MAX_LENGTH as f64;
     let mut degenerate = 0;
-    team.for_each(particle_items, |phase, chunk| {
+    let cloth = v.particles.clone();
+    let parts = (records.slice(cloth.clone()).chunks_mut(CHUNK), displacement.slice(cloth).chunks_mut(CHUNK));
+    team.for_each_chunk(particle_items, parts, |_, chunk, (x, d)| {
         if chunk == 0 {
             work.lambda.set(if valid { lambda + dlambda } else { lambda });
             degenerate += u64::from(!valid);
@@ -95,12 +95,6 @@ fn project(
         if !valid {
             return;
         }
-        let first = v.particles.start + chunk * CHUNK;
-        let range = first..(first + CHUNK).min(v.particles.end);
-        // SAFETY: the particle chunks of a cloth are disjoint and each is claimed by one work
-        // item in this phase, which touches no other record or displacement; the particle
-        // range lies inside the model's records and displacements (the caller's guarantee).
-        let (x, d) = unsafe { (records.write(phase, range.clone()), displacement.write(phase, range)) };
         for (k, (r, d)) in x.iter_mut().zip(d).enumerate() {
             let w = r[3];
             if w > 0.0 {
