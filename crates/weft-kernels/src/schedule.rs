@@ -30,7 +30,7 @@
 //! tests ([`solve`]) and the residual reduction ([`residual`]). The step runs the kinds of the
 //! registry through `crate::stepper`.
 
-use std::ops::Range;
+use std::ops::{Deref, Range};
 
 use rayon::prelude::*;
 use weft_core::batches::BatchLanes;
@@ -42,7 +42,7 @@ use wide::f32x8;
 
 use crate::KernelPath;
 use crate::records::{BatchGroup, Record, gather8, slot_writes};
-use crate::shared::SharedSlice;
+use crate::shared::{Part, SharedSlice};
 use crate::stats::Residual;
 use crate::team::{self, Phase, Team};
 
@@ -348,15 +348,17 @@ impl Stage<'_> {
 
 /// The shared arrays one iteration of a batched kind works on.
 #[derive(Clone, Copy)]
-pub(crate) struct SolveArrays<'a> {
+pub(crate) struct SolveArrays<'a, X> {
     /// The kind's multipliers, one element per batch.
     pub(crate) lambdas: SharedSlice<'a, Lanes<f32>>,
     /// `[x, y, z, w]` records.
     pub(crate) records: SharedSlice<'a, Record>,
     /// `[dx, dy, dz, 0]` displacements of the step (m), moved with the records.
     pub(crate) displacement: SharedSlice<'a, Record>,
-    /// `[x, y, z, 0]` at the start of the step; never written while a kind is solved.
-    pub(crate) prev: SharedSlice<'a, Record>,
+    /// `[x, y, z, 0]` at the start of the step, read whole by every work item (a team phase's
+    /// read part: the step's `SharedSlice`, which no phase of a batched kind writes, or a plain
+    /// slice).
+    pub(crate) prev: X,
 }
 
 /// One solver iteration of the kind `T` as phases of `team`: blocks, boundary colours, serial list.
@@ -368,22 +370,23 @@ pub(crate) struct SolveArrays<'a> {
 /// all three), that `arrays.lambdas` has one element per batch, and that during the call no
 /// other code touches the records, the displacements or the multipliers, and nothing writes
 /// `arrays.prev`.
-pub(crate) fn solve_phases<T: BatchedKind<K, P>, const K: usize, const P: usize>(
+pub(crate) fn solve_phases<T: BatchedKind<K, P>, const K: usize, const P: usize, X>(
     team: &Team<'_>,
     lanes: &BatchLanes<'_, K, P>,
-    arrays: SolveArrays<'_>,
+    arrays: SolveArrays<'_, X>,
     step: &TimeStep,
     path: KernelPath,
-) -> u64 {
+) -> u64
+where
+    X: Part,
+    for<'p> X::Out<'p>: Deref<Target = [Record]>,
+{
     let plan = lanes.plan();
     if plan.is_empty() {
         return 0;
     }
     let mut degenerate = 0;
-    let mut run = |phase: &Phase, range: Range<usize>, path: KernelPath| {
-        // SAFETY: no phase of a batched kind writes the previous positions (the caller's
-        // guarantee).
-        let prev = unsafe { arrays.prev.read(phase) };
+    let mut run = |phase: &Phase, prev: &[Record], range: Range<usize>, path: KernelPath| {
         // SAFETY: each work item is run exactly once per phase (claimed from the team's
         // counter) and the batch ranges of a phase's items are disjoint, so this item alone
         // touches these multipliers in this phase.
@@ -394,14 +397,16 @@ pub(crate) fn solve_phases<T: BatchedKind<K, P>, const K: usize, const P: usize>
     };
     let stages = std::iter::once(Stage::Blocks(&plan.blocks)).chain(Stage::colours(&plan.colours));
     for stage in stages.filter(|s| s.items() > 0) {
-        team.for_each(stage.items(), |phase, i| stage.item(i).for_each(|range| run(phase, range, path)));
+        team.for_each_chunk(stage.items(), (arrays.prev,), |phase, i, (prev,)| {
+            stage.item(i).for_each(|range| run(phase, &prev, range, path))
+        });
     }
     // Stage 3: the serial list, one constraint after another (its lanes may share particles,
     // so always the scalar path), as one work item.
     if !plan.serial.is_empty() {
-        team.for_each(1, |phase, _| {
+        team.for_each_chunk(1, (arrays.prev,), |phase, _, (prev,)| {
             for b in plan.serial.clone() {
-                run(phase, b..b + 1, KernelPath::Scalar);
+                run(phase, &prev, b..b + 1, KernelPath::Scalar);
             }
         });
     }
@@ -434,8 +439,6 @@ pub fn solve<T: BatchedKind<K, P>, const K: usize, const P: usize>(
     assert_eq!(prev.len(), lanes.particle_count(), "previous positions belong to another model");
     assert_eq!(displacement.len(), lanes.particle_count(), "displacements belong to another model");
     assert_eq!(lambda.len(), lanes.batch_count(), "one λ per batch");
-    // SAFETY: `solve_phases` only ever reads the previous positions (`read`), never writes them.
-    let prev = unsafe { SharedSlice::read_only(prev) };
     let arrays = SolveArrays {
         lambdas: SharedSlice::new(lambda),
         records: SharedSlice::new(positions),
@@ -443,7 +446,7 @@ pub fn solve<T: BatchedKind<K, P>, const K: usize, const P: usize>(
         prev,
     };
     team::run(
-        |team| (0..sweeps).map(|_| solve_phases::<T, K, P>(team, lanes, arrays, step, path)).sum(),
+        |team| (0..sweeps).map(|_| solve_phases::<T, K, P, _>(team, lanes, arrays, step, path)).sum(),
         |a, b| a + b,
     )
 }

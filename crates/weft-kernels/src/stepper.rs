@@ -237,12 +237,9 @@ impl<'a, T: BatchedKind<K, P>, const K: usize, const P: usize> BatchedSet<'a, T,
     /// `λ := 0` for every constraint, as a team phase.
     fn reset(&self, team: &Team<'_>) {
         const CHUNK: usize = 1024;
-        let len = self.lambdas.len();
-        team.for_each(len.div_ceil(CHUNK), |phase, c| {
-            // SAFETY: each chunk is claimed by one work item in this phase and the chunks are
-            // disjoint; nothing else touches the multipliers in this phase.
-            unsafe { self.lambdas.write(phase, c * CHUNK..((c + 1) * CHUNK).min(len)) }
-                .fill(Lanes::splat(0.0));
+        let chunks = self.lambdas.len().div_ceil(CHUNK);
+        team.for_each_chunk(chunks, (self.lambdas.chunks_mut(CHUNK),), |_, _, (lambdas,)| {
+            lambdas.fill(Lanes::splat(0.0));
         });
     }
 
@@ -260,7 +257,7 @@ impl<'a, T: BatchedKind<K, P>, const K: usize, const P: usize> BatchedSet<'a, T,
             displacement: particles.displacement,
             prev: particles.prev,
         };
-        schedule::solve_phases::<T, K, P>(team, &self.lanes, arrays, step, path)
+        schedule::solve_phases::<T, K, P, _>(team, &self.lanes, arrays, step, path)
     }
 }
 
@@ -449,21 +446,12 @@ impl<'a> Stages<'a> {
         let held = predict_phase(team, &self.particles, self.gravity, self.forces, &self.step);
         if !self.pin_targets.is_empty() {
             let p = &self.particles;
-            team.for_each(1, |phase, _| {
-                for &(i, x) in self.pin_targets {
+            let parts = (p.positions.whole_mut(), p.displacement.whole_mut(), p.prev);
+            team.for_each_chunk(1, parts, |_, _, (x, d, prev)| {
+                for &(i, target) in self.pin_targets {
                     let i = i as usize;
-                    // SAFETY: one work item in this phase, so one thread, and nothing else
-                    // touches the positions or the displacements in it; nothing writes the
-                    // previous positions.
-                    let (r, d, xp) = unsafe {
-                        (
-                            &mut p.positions.write(phase, i..i + 1)[0],
-                            &mut p.displacement.write(phase, i..i + 1)[0],
-                            p.prev.read(phase)[i],
-                        )
-                    };
-                    *r = [x[0], x[1], x[2], r[3]];
-                    *d = [x[0] - xp[0], x[1] - xp[1], x[2] - xp[2], 0.0];
+                    x[i] = [target[0], target[1], target[2], x[i][3]];
+                    d[i] = [target[0] - prev[i][0], target[1] - prev[i][1], target[2] - prev[i][2], 0.0];
                 }
             });
         }
