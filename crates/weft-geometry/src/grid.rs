@@ -9,13 +9,14 @@
 //!
 //! # Cells
 //!
-//! A build cuts space into cubes of side `s` (m). A point `p` lies in the cell
-//! `c = ⌊p/s⌋` along each axis, computed as `⌊(p as f64)·(1/s)⌋` and saturated to `i32` (a NaN
-//! coordinate gives 0). The rule is monotone (`a ≤ b` gives `⌊a/s⌋ ≤ ⌊b/s⌋` after rounding),
-//! so two boxes that share a point share a cell, and a box holds the cell of every point it
-//! holds. Two points whose coordinates differ by at most `s·(1 − 2⁻²⁰)` along each axis lie in
-//! the same or neighbouring cells: the `f64` rounding is below `2⁻²²` cells up to the saturation
-//! at `2³¹` cells from the origin (past it, cells merge, which only adds candidates).
+//! A build cuts space into cubes of side `s` (m). A point `p` lies in the cell `c = ⌊p/s⌋`
+//! along each axis, computed as `⌊(p as f64)·(1/s)⌋` and saturated to `i32` (a NaN coordinate
+//! gives 0). The rule is monotone (`a ≤ b` gives `⌊a/s⌋ ≤ ⌊b/s⌋` after rounding), so two boxes
+//! that share a point share a cell, and a box holds the cell of every point it holds. Two points
+//! whose coordinates differ by at most `s·(1 − 2⁻²⁰)` along each axis lie in the same or
+//! neighbouring cells: the `f64` rounding of a cell coordinate is below `2⁻²¹` cells short of the
+//! saturation at `2³¹` cells from the origin (past it, cells merge, which only adds candidates;
+//! the cells around one at an end of `i32` wrap around to the other end).
 //!
 //! # Entries and listings
 //!
@@ -23,7 +24,7 @@
 //! each listed in its cell, or boxes ([`Grid::build_boxes`]), each listed in every cell between
 //! the cells of its two corners. A box spanning more than a given number of cells is *big*:
 //! listed nowhere, it is part of every answer (a query's, or a pair with every other entry).
-//! A box with a NaN or reversed side spans no cell and is listed nowhere.
+//! A box whose corners are reversed along some axis spans no cell and is listed nowhere.
 //!
 //! # Hashing and the counting sort
 //!
@@ -34,28 +35,31 @@
 //! memory, and a compact block of cells spreads over distinct buckets as far as the table allows.
 //! A bucket may still hold listings of several cells; every query compares the cells themselves.
 //!
-//! The listings are counting-sorted by bucket (one pass over the entries to count, one over the
-//! table to add up, one over the entries to place): `O(n + T)`, ascending entry within a bucket.
-//! Every buffer is kept from one build to the next, so a build no larger than an earlier one
-//! allocates nothing.
+//! The listings are counting-sorted by bucket, stably (an entry's listings in the order of its
+//! cells, `x` slowest; ascending entry within a bucket): one pass over the entries to count, one
+//! over the table to add up, one over the entries to place, `O(n + T)`. A table too large for a
+//! cache is sorted in two such rounds, first by the bucket's top bits into 256 parts and then
+//! each part by bucket, which gives the same order with far fewer cache misses. Every buffer is
+//! kept from one build to the next, so a build no larger than an earlier one allocates nothing.
 //!
 //! # Queries and what they report
 //!
-//! Queries only read the grid. Each reports every entry it should at least once and never
-//! twice, in an order that depends on the entries and the cell side alone (never on a thread
-//! count or on earlier builds):
+//! Queries only read the grid, so any number of threads may run them at once. Each reports
+//! every entry (or pair) it stands for exactly once, in an order that depends on the entries and
+//! the cell side alone (never on a thread count or on earlier builds):
 //!
 //! * [`Grid::near`]: the listings (by place, see [`Grid::entry_at`]) of the 27 cells around a
-//!   cell, cell by cell (`x` slowest), ascending within a cell. Over point entries, this holds
-//!   every point near enough (see *Cells*).
+//!   cell, cell by cell (`x` slowest), ascending entry within a cell. Over point entries, this
+//!   holds every point near enough (see *Cells*).
 //! * [`Grid::for_each_in_box`] and [`Grid::in_box`]: the entries whose cells meet the cells of a
-//!   box; each is reported from the first cell it shares with the box (the lowest corner of the
-//!   two ranges' overlap), so once. [`Grid::in_box`] returns them ascending. A box spanning more
-//!   cells than the grid has listings answers every entry, `0..n`, ascending.
-//! * [`Grid::for_each_at`]: the entries listed in the cell of a point, and the big ones.
+//!   box, each reported from the first cell it shares with the box (the lowest corner of the
+//!   overlap of the two ranges of cells), then the big ones; [`Grid::in_box`] returns them
+//!   ascending. A box spanning more cells than the grid has listings answers every entry, `0..n`.
+//! * [`Grid::for_each_at`]: the entries listed in the cell of a point, then the big ones.
 //! * [`Grid::for_each_pair`] and [`Grid::for_each_big_pair`]: every pair of entries that share a
-//!   cell, once, as `(lower, higher)`: reported in the bucket of the first cell they share, so
-//!   disjoint ranges of buckets can be searched in parallel; then every pair with a big entry.
+//!   cell, as `(lower, higher)`, reported in the bucket of the first cell they share, so that
+//!   disjoint ranges of buckets can be searched in parallel (a [`Bucket`] hands its pairs by
+//!   place, for a user that gathers its data once per bucket); then every pair with a big entry.
 //!
 //! What a user keeps of an answer it decides with an exact test of its own (a distance, a box
 //! overlap), so its results never depend on the grid, only its cost does.
@@ -185,11 +189,13 @@ impl Bucket<'_> {
     /// Calls `f(i, j)`, `i < j`, for the listings `i` and `j` of the bucket that are in one
     /// cell and whose entries share no cell before it (module docs): `i` ascending, then `j`.
     pub fn for_each_pair(&self, mut f: impl FnMut(usize, usize)) {
-        for (i, s) in self.listings.iter().enumerate() {
-            for (j, t) in self.listings.iter().enumerate().skip(i + 1) {
-                // Both cover this cell; it is their first shared cell when, along each axis,
-                // one of them starts here.
-                if s.cell == t.cell && (s.starts() | t.starts()) == 0b111 {
+        let listings = self.listings;
+        // Both listings cover the cell; it is their first shared cell when, along each axis, one
+        // of them starts there. Most buckets hold one cell: no need to compare cells there.
+        let one_cell = listings.iter().all(|l| l.cell == listings[0].cell);
+        for (i, s) in listings.iter().enumerate() {
+            for (j, t) in listings.iter().enumerate().skip(i + 1) {
+                if (s.starts() | t.starts()) == 0b111 && (one_cell || s.cell == t.cell) {
                     f(i, j);
                 }
             }

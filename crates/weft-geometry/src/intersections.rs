@@ -216,13 +216,9 @@ const CELL_PER_EXTENT: f64 = 2.0;
 /// The most grid cells one triangle may cover on average before the grid is coarsened.
 const MAX_CELLS_PER_TRIANGLE: u64 = 27;
 
-/// A triangle whose box covers more cells than this is big: paired with every other triangle
-/// instead of listed in its cells.
-const MAX_CELLS: u64 = 64;
-
 /// The cell side for `tris` in m: `CELL_PER_EXTENT` times a triangle's mean box extent, doubled
-/// until a triangle covers at most [`MAX_CELLS_PER_TRIANGLE`] cells on average (a big one
-/// counting as `MAX_CELLS + 1`), and never under a millionth of the scene's extent.
+/// until a triangle covers at most [`MAX_CELLS_PER_TRIANGLE`] cells on average, and never under a
+/// millionth of the scene's extent.
 fn cell_side(tris: &[Tri]) -> f64 {
     let mut lo = [f64::INFINITY; 3];
     let mut hi = [f64::NEG_INFINITY; 3];
@@ -239,28 +235,35 @@ fn cell_side(tris: &[Tri]) -> f64 {
     let mut side = (CELL_PER_EXTENT * mean_extent).max(span / 1e6).max(f64::MIN_POSITIVE);
     let covered = |t: &Tri, side: f64| {
         let inv = 1.0 / side;
-        let cells = (0..3).fold(1u64, |n, k| {
+        (0..3).fold(1u64, |n, k| {
             let (a, b) = ((t.bounds.min[k] as f64 * inv).floor(), (t.bounds.max[k] as f64 * inv).floor());
             n.saturating_mul((b - a + 1.0) as u64)
-        });
-        cells.min(MAX_CELLS + 1)
+        })
     };
-    let budget = MAX_CELLS_PER_TRIANGLE.saturating_mul(tris.len() as u64);
     // An integer sum, so the grid (and with it the work, never the count) is the same for any
     // thread count.
-    while tris.par_iter().map(|t| covered(t, side)).sum::<u64>() > budget {
+    while tris.par_iter().map(|t| covered(t, side)).reduce(|| 0, u64::saturating_add) > budget(tris) {
         side *= 2.0;
     }
     side
 }
 
+/// The cells all triangles may cover together: [`MAX_CELLS_PER_TRIANGLE`] each.
+fn budget(tris: &[Tri]) -> u64 {
+    MAX_CELLS_PER_TRIANGLE.saturating_mul(tris.len() as u64)
+}
+
 /// Whether the triangles `s` and `t` of `positions` are non-adjacent and intersect: their boxes
 /// meet, they share no corner, a fast float test fails to show them apart, and the exact test
-/// finds a common point.
+/// finds a common point. The cheap tests, which turn most pairs away, are inlined.
+#[inline(always)]
 fn intersect(s: &Tri, t: &Tri, positions: &[P]) -> bool {
-    if !s.bounds.overlaps(&t.bounds) || s.shares_a_corner(t) {
-        return false;
-    }
+    s.bounds.overlaps(&t.bounds) && !s.shares_a_corner(t) && corners_intersect(s, t, positions)
+}
+
+/// The float and the exact test of [`intersect`].
+#[inline(never)]
+fn corners_intersect(s: &Tri, t: &Tri, positions: &[P]) -> bool {
     let (a, b) = (s.points(positions), t.points(positions));
     !surely_apart(a, b) && triangles_intersect(a, b)
 }
@@ -304,7 +307,9 @@ impl IntersectionCounter {
             return 0;
         }
         let tris = &self.tris;
-        self.grid.build_boxes(cell_side(tris), MAX_CELLS, tris.len(), |k| tris[k].bounds);
+        // Every triangle is listed in all its cells (one larger than the whole budget would be
+        // paired with every other instead, but the side keeps the cells within the budget).
+        self.grid.build_boxes(cell_side(tris), budget(tris), tris.len(), |k| tris[k].bounds);
         let mut big = 0;
         self.grid.for_each_big_pair(|a, b| {
             big += intersect(&tris[a as usize], &tris[b as usize], positions) as u64

@@ -11,8 +11,9 @@ use crate::aabb::Aabb;
 use crate::grid::Grid;
 use crate::proximity::closest_on_triangle;
 
-/// A grown box spanning more cells than this is measured against every point instead.
-const MAX_CELLS: u64 = 512;
+/// A grown box spanning more cells than this (a triangle hundreds of times the reach) is
+/// measured against every point instead of listed in them all.
+const MAX_CELLS: u64 = 1 << 16;
 
 type V = [f64; 3];
 
