@@ -85,12 +85,19 @@ pub struct SurfaceCollision {
 /// see [`common_shift`]) the boxes hold the features' paths relative to a frame that moves with
 /// it, which changes no distance between them. Grown by `pad` later ([`Aabb::grown`]), a box
 /// made with no pad has the same bits.
+#[inline]
 pub fn swept_box(particles: &[u32], prev: &[Record], now: &[Record], shift: [f32; 3], pad: f32) -> Aabb {
-    let path = particles.iter().flat_map(|&i| {
+    let mut b = Aabb::new([f32::INFINITY; 3], [f32::NEG_INFINITY; 3]);
+    for &i in particles {
         let (p, n) = (prev[i as usize], now[i as usize]);
-        [[p[0], p[1], p[2]], [n[0] - shift[0], n[1] - shift[1], n[2] - shift[2]]]
-    });
-    Aabb::around(path).grown(pad)
+        for r in [[p[0], p[1], p[2]], [n[0] - shift[0], n[1] - shift[1], n[2] - shift[2]]] {
+            for (k, c) in r.into_iter().enumerate() {
+                b.min[k] = b.min[k].min(c);
+                b.max[k] = b.max[k].max(c);
+            }
+        }
+    }
+    b.grown(pad)
 }
 
 /// A contact of one step between two features: the gap `g = Σ_k w_k (x_k − x_0)` (m) of its

@@ -11,6 +11,7 @@ pub struct Aabb {
 
 impl Aabb {
     /// The box with corners `min` and `max`.
+    #[inline]
     pub fn new(min: [f32; 3], max: [f32; 3]) -> Aabb {
         Aabb { min, max }
     }
@@ -29,11 +30,13 @@ impl Aabb {
     }
 
     /// The box grown by `pad` (m) on every side.
+    #[inline]
     pub fn grown(&self, pad: f32) -> Aabb {
         Aabb { min: self.min.map(|c| c - pad), max: self.max.map(|c| c + pad) }
     }
 
     /// Whether the two boxes share a point (touching counts; false when a coordinate is NaN).
+    #[inline]
     pub fn overlaps(&self, other: &Aabb) -> bool {
         (0..3).all(|k| self.min[k] <= other.max[k] && other.min[k] <= self.max[k])
     }

@@ -177,6 +177,7 @@ impl Bucket<'_> {
     }
 
     /// The entry of listing `i` of the bucket.
+    #[inline]
     pub fn entry(&self, i: usize) -> u32 {
         self.listings[i].id()
     }
@@ -397,11 +398,13 @@ impl Grid {
 
     /// The entry of the listing at `place` (`0..listing_count()`): listings are stored bucket by
     /// bucket, so over points the places order the entries by bucket, nearby cells together.
+    #[inline]
     pub fn entry_at(&self, place: usize) -> u32 {
         self.listings[place].id()
     }
 
     /// The cell of the listing at `place`.
+    #[inline]
     pub fn cell_at(&self, place: usize) -> Cell {
         self.listings[place].cell
     }
