@@ -8,6 +8,8 @@
 //! This crate is the `weft` command line and a thin facade over the crates that do the work,
 //! each of which has one job:
 //!
+//! * [`geometry`] (`weft-geometry`): the spatial grid, the BVH, closest points, the exact
+//!   triangle intersection test and the measures built on them;
 //! * [`core`] (`weft-core`): the structure-of-arrays model, validation of every bad-input rule,
 //!   colouring and SIMD batch packing;
 //! * [`kernels`] (`weft-kernels`): the SIMD kernels and the XPBD time step;
@@ -59,6 +61,7 @@
 pub use weft_bake as bake;
 pub use weft_bench as bench;
 pub use weft_core as core;
+pub use weft_geometry as geometry;
 pub use weft_io as io;
 pub use weft_kernels as kernels;
 pub use weft_report as report;

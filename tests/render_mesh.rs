@@ -9,7 +9,7 @@ use std::fmt::Write as _;
 use std::path::Path;
 
 use weft::core::limits::Limits;
-use weft::core::quality::intersecting_pairs;
+use weft::geometry::intersections::intersecting_pairs;
 use weft::io::{CacheFormat, Pc2, parse_scene, read_pc2};
 
 /// The text of a scene with one grid cloth, `name`, and `extra` lines added to its table.

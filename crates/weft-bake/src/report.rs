@@ -21,7 +21,7 @@ pub struct FrameStats {
     /// `|C|` after its last time step (`None` when the frame was not measured fully).
     pub step: StepStats,
     /// Intersecting pairs of non-adjacent triangles after the frame, over every cloth
-    /// ([`weft_core::quality::intersecting_pairs`]); `None` when the frame was not measured fully
+    /// ([`weft_geometry::intersections::intersecting_pairs`]); `None` when the frame was not measured fully
     /// ([`StatsLevel`](crate::stats::StatsLevel)).
     pub intersections: Option<u64>,
     /// The largest stretch of a stretch edge after the frame: `|x_a − x_b|/L − 1`, dimensionless.

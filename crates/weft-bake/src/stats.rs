@@ -95,7 +95,7 @@ pub const STATS_FILE: &str = "stats.csv";
 /// largest and mean `|C|` (m) and the largest strain `|C|/L`; for bending the largest and mean
 /// `|C|` (rad); for tethers the largest excess beyond a bound (m); for volume the largest
 /// `|V − p·V₀| / (p·V₀)`. A kind the scene does not have reads 0.
-/// Then the quality of the cloth after the frame ([`weft_core::quality`]): the intersecting
+/// Then the quality of the cloth after the frame ([`weft_geometry::intersections`], [`weft_geometry::stretch`]): the intersecting
 /// non-adjacent triangle pairs (within each cloth and between cloths), and the largest stretch of
 /// a stretch edge, `|x_a − x_b|/L − 1` (0.01 = 1 % longer than at rest; 0 if none is longer).
 /// Then the free particles deeper in a collider than half its thickness after the frame
@@ -132,7 +132,7 @@ pub struct Quality {
     edges: Vec<[u32; 2]>,
     rest: Vec<f32>,
     positions: Vec<[f32; 3]>,
-    intersections: weft_core::quality::IntersectionCounter,
+    intersections: weft_geometry::intersections::IntersectionCounter,
 }
 
 impl Quality {
@@ -165,7 +165,7 @@ impl Quality {
     pub fn max_stretch(&mut self, model: &Model) -> f32 {
         self.positions.clear();
         self.positions.extend(model.particles().positions().iter().map(|p| [p[0], p[1], p[2]]));
-        weft_core::quality::max_stretch(&self.positions, &self.edges, &self.rest)
+        weft_geometry::stretch::max_stretch(&self.positions, &self.edges, &self.rest)
     }
 
     /// The intersecting pairs of non-adjacent triangles at `positions` (m, one per particle of
@@ -181,7 +181,7 @@ impl Quality {
         self.positions.extend(model.particles().positions().iter().map(|p| [p[0], p[1], p[2]]));
         (
             self.intersections.count(&self.positions, &self.triangles),
-            weft_core::quality::max_stretch(&self.positions, &self.edges, &self.rest),
+            weft_geometry::stretch::max_stretch(&self.positions, &self.edges, &self.rest),
         )
     }
 }

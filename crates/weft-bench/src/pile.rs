@@ -155,7 +155,7 @@ mod tests {
         assert_eq!(p.len(), 16 * 117);
         assert_eq!(q.len(), 15 * 116);
         let triangles: Vec<[u32; 3]> = q.iter().flat_map(|&[a, b, c, d]| [[a, b, c], [a, c, d]]).collect();
-        assert_eq!(weft_core::quality::intersecting_pairs(&p, &triangles), 0);
+        assert_eq!(weft_geometry::intersections::intersecting_pairs(&p, &triangles), 0);
         assert_eq!(p.iter().filter(|v| v[1] == 0.0).count(), 16 * 21, "the lowest layer lies at y = 0");
     }
 }

@@ -21,19 +21,18 @@
 //! render mesh with no vertex in reach ([`BindError::NoneNear`]) is most likely in other units
 //! or another place than its proxy.
 //!
-//! Binding searches a hashed grid of the proxy triangles' boxes (cells one reach wide), so it
-//! costs about one closest-point test per nearby triangle per render vertex. Ties go to the
-//! lowest triangle index, so a binding depends only on its inputs. Placing runs in parallel
-//! chunks on the current rayon pool; each vertex depends only on the proxy, so the output is the
-//! same for any number of threads.
-
-use std::collections::HashMap;
+//! Binding finds each render vertex's triangle with `weft_geometry::nearest` (a grid of the
+//! proxy triangles' boxes, cells one reach wide), so it costs about one closest-point test per
+//! nearby triangle per render vertex. Ties go to the lowest triangle index, so a binding depends
+//! only on its inputs. A vertex out of reach is named with its distance from the proxy, measured
+//! against every triangle. Placing runs in parallel chunks on the current rayon pool; each vertex
+//! depends only on the proxy, so the output is the same for any number of threads.
 
 use rayon::prelude::*;
+use weft_geometry::nearest::{Nearest, NearestTriangle, distance_to_triangles};
 
 use crate::normals::vertex_normals;
 use crate::polygons::Polygons;
-use crate::proximity::closest_on_triangle;
 
 /// What a cache of the proxy beside its render mesh is named: the cloth's name and this.
 pub const PROXY_SUFFIX: &str = "_proxy";
@@ -171,11 +170,6 @@ fn mean_edge(positions: &[[f32; 3]], triangles: &[[u32; 3]]) -> f64 {
     sum / (3 * triangles.len()).max(1) as f64
 }
 
-/// Grid cell of a point, with cells `cell` m wide.
-fn cell_of(p: V, cell: f64) -> [i64; 3] {
-    p.map(|c| (c / cell).floor() as i64)
-}
-
 impl Binding {
     /// Binds every point of `render` (m) to the nearest triangle of the proxy, `positions` (m)
     /// with `triangles` and the faces `polygons` its normals are taken over (its triangles, or
@@ -193,30 +187,7 @@ impl Binding {
             return Err(BindError::NotFinite { vertex });
         }
         let reach = mean_edge(positions, triangles);
-        let corners = |t: &[u32; 3]| t.map(|i| wide(positions[i as usize]));
-
-        // Every triangle in each cell its box (grown by the reach) meets.
-        let cell = reach.max(1e-9);
-        let mut grid: HashMap<[i64; 3], Vec<u32>> = HashMap::new();
-        for (k, t) in triangles.iter().enumerate() {
-            let c = corners(t);
-            let lo = cell_of(
-                [0, 1, 2].map(|a| c.iter().map(|p| p[a]).fold(f64::INFINITY, f64::min) - reach),
-                cell,
-            );
-            let hi = cell_of(
-                [0, 1, 2].map(|a| c.iter().map(|p| p[a]).fold(f64::NEG_INFINITY, f64::max) + reach),
-                cell,
-            );
-            for x in lo[0]..=hi[0] {
-                for y in lo[1]..=hi[1] {
-                    for z in lo[2]..=hi[2] {
-                        grid.entry([x, y, z]).or_default().push(k as u32);
-                    }
-                }
-            }
-        }
-
+        let search = NearestTriangle::new(positions, triangles, reach);
         let mut normals = Vec::new();
         vertex_normals(positions, polygons, &mut Vec::new(), &mut normals);
         let mut binding = Binding {
@@ -225,38 +196,17 @@ impl Binding {
             offset: Vec::with_capacity(render.len()),
             reach,
         };
-        // The first vertex out of reach (and its distance, when a triangle of its cell gave it),
-        // and whether any is within reach.
-        let mut far: Option<(usize, Option<f64>)> = None;
+        // The first vertex out of reach, and whether any is within reach.
+        let mut far = None;
         let mut any_near = false;
         for (v, &p) in render.iter().enumerate() {
-            let p = wide(p);
-            // Nearest triangle in the point's cell (ties: the lowest index).
-            let mut best: Option<(f64, u32, [f64; 3])> = None;
-            for &k in grid.get(&cell_of(p, cell)).map(Vec::as_slice).unwrap_or(&[]) {
-                let c = corners(&triangles[k as usize]);
-                let w = closest_on_triangle(p, c);
-                let q = add(add(scale(c[0], w[0]), scale(c[1], w[1])), scale(c[2], w[2]));
-                let d = dot(sub(p, q), sub(p, q)).sqrt();
-                if best.is_none_or(|(bd, bk, _)| d < bd || (d == bd && k < bk)) {
-                    best = Some((d, k, w));
-                }
-            }
-            match best {
-                Some((d, k, w)) if d <= reach => {
+            match search.find(p) {
+                Some(nearest) => {
                     any_near = true;
-                    let t = &triangles[k as usize];
-                    let c = corners(t);
-                    let n = t.map(|i| wide(normals[i as usize]));
-                    let [ft, fb, fnrm] = frame(c, n, w);
-                    let q = add(add(scale(c[0], w[0]), scale(c[1], w[1])), scale(c[2], w[2]));
-                    let r = sub(p, q);
-                    binding.triangle.push(k);
-                    binding.weights.push(w);
-                    binding.offset.push([dot(r, ft), dot(r, fb), dot(r, fnrm)]);
+                    binding.push(wide(p), nearest, positions, triangles, &normals);
                 }
-                found => {
-                    far = far.or(Some((v, found.map(|(d, _, _)| d))));
+                None => {
+                    far = far.or(Some(v));
                     if any_near {
                         break;
                     }
@@ -267,16 +217,33 @@ impl Binding {
         }
         // Only the vertex named is measured against every triangle, so bad input costs one
         // search more, not one per vertex.
-        let distance = |vertex: usize, d: Option<f64>| {
-            d.unwrap_or_else(|| nearest_anywhere(wide(render[vertex]), positions, triangles))
-        };
+        let distance = |vertex: usize| distance_to_triangles(render[vertex], positions, triangles);
         match far {
             None => Ok(binding),
-            Some((vertex, d)) if any_near => {
-                Err(BindError::TooFar { vertex, distance: distance(vertex, d), reach })
-            }
-            Some((vertex, d)) => Err(BindError::NoneNear { vertex, distance: distance(vertex, d), reach }),
+            Some(vertex) if any_near => Err(BindError::TooFar { vertex, distance: distance(vertex), reach }),
+            Some(vertex) => Err(BindError::NoneNear { vertex, distance: distance(vertex), reach }),
         }
+    }
+
+    /// Binds the render vertex at `p` (m) to its nearest point `nearest` of the proxy.
+    fn push(
+        &mut self,
+        p: V,
+        nearest: Nearest,
+        positions: &[[f32; 3]],
+        triangles: &[[u32; 3]],
+        normals: &[[f32; 3]],
+    ) {
+        let (k, w) = (nearest.triangle, nearest.weights);
+        let t = &triangles[k as usize];
+        let c = t.map(|i| wide(positions[i as usize]));
+        let n = t.map(|i| wide(normals[i as usize]));
+        let [ft, fb, fnrm] = frame(c, n, w);
+        let q = add(add(scale(c[0], w[0]), scale(c[1], w[1])), scale(c[2], w[2]));
+        let r = sub(p, q);
+        self.triangle.push(k);
+        self.weights.push(w);
+        self.offset.push([dot(r, ft), dot(r, fb), dot(r, fnrm)]);
     }
 
     /// Render vertices bound.
@@ -327,19 +294,6 @@ impl Binding {
             }
         });
     }
-}
-
-/// The distance from `p` to the nearest triangle, searching them all (for error messages).
-fn nearest_anywhere(p: V, positions: &[[f32; 3]], triangles: &[[u32; 3]]) -> f64 {
-    triangles
-        .iter()
-        .map(|t| {
-            let c = t.map(|i| wide(positions[i as usize]));
-            let w = closest_on_triangle(p, c);
-            let q = add(add(scale(c[0], w[0]), scale(c[1], w[1])), scale(c[2], w[2]));
-            dot(sub(p, q), sub(p, q)).sqrt()
-        })
-        .fold(f64::INFINITY, f64::min)
 }
 
 #[cfg(test)]

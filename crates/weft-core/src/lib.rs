@@ -21,9 +21,11 @@
 //! * [`grid`], [`topology`]: grid generation and edges from triangles.
 //! * [`binding`]: a render mesh bound to the simulated proxy; [`normals`]: smooth vertex normals.
 //! * [`polygons`]: the faces as given (triangles, quads, n-gons, with UVs), for the caches.
-//! * [`quality`]: intersecting triangle pairs and stretch, for statistics and tests.
-//! * [`self_collision`]: particle self-collision; [`surface_collision`] and [`proximity`]: thin
-//!   layers, vertex against triangle and edge against edge.
+//! * [`self_collision`]: particle self-collision; [`surface_collision`]: thin layers, vertex
+//!   against triangle and edge against edge.
+//!
+//! The geometry under the rules (the spatial grid, the BVH of mesh colliders, closest points,
+//! the intersecting-pair and stretch measures) is `weft-geometry`'s.
 //!
 //! Units are SI throughout: m, kg, s; inverse masses in 1/kg, `0` meaning pinned.
 
@@ -46,8 +48,6 @@ pub mod model;
 pub mod normals;
 pub mod particles;
 pub mod polygons;
-pub mod proximity;
-pub mod quality;
 pub mod self_collision;
 pub mod settings;
 pub mod shapes;

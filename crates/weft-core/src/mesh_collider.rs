@@ -32,15 +32,14 @@
 //! box around `x_prev` and `x`, grown by `2·thickness + |x − x_prev|` on every side
 //! ([`query_box`]), which leaves room for the motion of the iterations (a particle that moved
 //! more than [`MAX_STEP_MOTION`], 1000 km, in one step meets no mesh). The triangles are found
-//! with a BVH (`parry3d`), built at the first step and refit (not rebuilt) at every later one; the
-//! list is filtered by the exact box test and sorted, so it is exactly the brute-force list
-//! whatever the tree looks like (the reference solver tests every triangle).
+//! with a BVH (`weft_geometry::bvh`), built at the first step and refit (not rebuilt) at every
+//! later one; the list is filtered by the exact box test and sorted, so it is exactly the
+//! brute-force list whatever the tree looks like (the reference solver tests every triangle).
 
 use std::sync::Arc;
 
-use parry3d::bounding_volume::Aabb;
-use parry3d::math::Vector;
-use parry3d::partitioning::{Bvh, BvhBuildStrategy, BvhWorkspace};
+use weft_geometry::Aabb;
+use weft_geometry::bvh::BoxTree;
 
 use crate::collider::{
     ColliderError, DEFAULT_THICKNESS, Friction, MAX_EXTENT, Pose, RigidKey, normalised_keys, pose_at,
@@ -153,14 +152,12 @@ fn too_large(v: f32) -> Rule {
     }
 }
 
-/// The BVH of a mesh's swept triangle boxes, kept between steps so that it can be refit. It is a
-/// cache: cloning a model, comparing two or printing one ignores it.
+/// The BVH of a mesh's swept triangle boxes, kept between steps so that it can be refit, and the
+/// poses of the last steps. It is a cache: cloning a model, comparing two or printing one
+/// ignores it.
 #[derive(Default)]
 struct Broadphase {
-    bvh: Option<Bvh>,
-    workspace: BvhWorkspace,
-    /// The boxes the BVH was last fit to.
-    boxes: Vec<[[f32; 3]; 2]>,
+    tree: BoxTree,
     /// The last pose of a step in which the mesh stood still, with the rigid pose and frames
     /// (two frames and a weight) it was sampled at.
     still: Option<(Pose, FramesAt, Arc<MeshPose>)>,
@@ -249,8 +246,8 @@ pub struct MeshPose {
     pub start: Vec<[f32; 3]>,
     /// Vertex positions at the end of the step.
     pub end: Vec<[f32; 3]>,
-    /// Per triangle, the box (min, max corner) around its corners at the start and the end.
-    pub boxes: Vec<[[f32; 3]; 2]>,
+    /// Per triangle, the box around its corners at the start and the end.
+    pub boxes: Vec<Aabb>,
     /// Whether any vertex moves during the step.
     pub moving: bool,
     /// Pseudo-normals at the start of the step.
@@ -434,17 +431,7 @@ impl MeshCollider {
         let boxes = self
             .triangles
             .iter()
-            .map(|t| {
-                let corners = t.iter().flat_map(|&v| [start[v as usize], end[v as usize]]);
-                let mut b = [[f32::INFINITY; 3], [f32::NEG_INFINITY; 3]];
-                for c in corners {
-                    for i in 0..3 {
-                        b[0][i] = b[0][i].min(c[i]);
-                        b[1][i] = b[1][i].max(c[i]);
-                    }
-                }
-                b
-            })
+            .map(|t| Aabb::around(t.iter().flat_map(|&v| [start[v as usize], end[v as usize]])))
             .collect();
         let moving = start != end;
         let normals = |v: &[[f32; 3]]| normals(v, &self.triangles, &self.edges, self.edge_count);
@@ -486,46 +473,15 @@ impl MeshCollider {
     /// Brings the BVH up to `pose`'s boxes: built the first time, refit afterwards (unless the
     /// boxes have not changed).
     pub fn refit(&mut self, pose: &MeshPose) {
-        let aabb = |b: &[[f32; 3]; 2]| Aabb::new(Vector::from_array(b[0]), Vector::from_array(b[1]));
-        let broadphase = &mut self.broadphase;
-        if broadphase.bvh.is_some() && broadphase.boxes == pose.boxes {
-            return;
-        }
-        broadphase.boxes.clone_from(&pose.boxes);
-        match &mut broadphase.bvh {
-            None => {
-                let leaves: Vec<Aabb> = pose.boxes.iter().map(aabb).collect();
-                broadphase.bvh = Some(Bvh::from_leaves(BvhBuildStrategy::Binned, &leaves));
-            }
-            Some(bvh) => {
-                for (i, b) in pose.boxes.iter().enumerate() {
-                    bvh.insert_or_update_partially(aabb(b), i as u32, 0.0);
-                }
-                bvh.refit(&mut broadphase.workspace);
-            }
-        }
+        self.broadphase.tree.fit(&pose.boxes);
     }
 
-    /// The triangles whose swept box in `pose` meets the box `query` (min, max corner), sorted,
-    /// appended to `out`. Uses the BVH if [`MeshCollider::refit`] has been called with `pose`,
-    /// otherwise tests every triangle; the answer is the same.
-    pub fn candidates(&self, pose: &MeshPose, query: &[[f32; 3]; 2], out: &mut Vec<u32>) {
-        let from = out.len();
-        match &self.broadphase.bvh {
-            Some(bvh) => {
-                let q = Aabb::new(Vector::from_array(query[0]), Vector::from_array(query[1]));
-                out.extend(bvh.intersect_aabb(&q).filter(|&t| boxes_meet(&pose.boxes[t as usize], query)));
-                out[from..].sort_unstable();
-            }
-            None => out
-                .extend((0..pose.boxes.len() as u32).filter(|&t| boxes_meet(&pose.boxes[t as usize], query))),
-        }
+    /// The triangles whose swept box in `pose` meets the box `query`, sorted, appended to `out`.
+    /// Uses the BVH if [`MeshCollider::refit`] has been called with `pose`, otherwise tests every
+    /// triangle; the answer is the same.
+    pub fn candidates(&self, pose: &MeshPose, query: &Aabb, out: &mut Vec<u32>) {
+        self.broadphase.tree.query(&pose.boxes, query, out);
     }
-}
-
-/// Whether two boxes (min, max corner) overlap or touch.
-pub fn boxes_meet(a: &[[f32; 3]; 2], b: &[[f32; 3]; 2]) -> bool {
-    (0..3).all(|i| a[0][i] <= b[1][i] && b[0][i] <= a[1][i])
 }
 
 /// The farthest a particle may move in one step and still meet a mesh, in m. Only hostile input
@@ -535,17 +491,17 @@ pub const MAX_STEP_MOTION: f32 = 1e6;
 /// The query box of a particle at `prev` at the start of the step and `x` after the prediction,
 /// for a collider of thickness `thickness` (m): the box around both, grown by
 /// `2·thickness + |x − prev|`; `None` if it moved more than [`MAX_STEP_MOTION`] (or not finitely).
-pub fn query_box(prev: [f32; 3], x: [f32; 3], thickness: f32) -> Option<[[f32; 3]; 2]> {
+pub fn query_box(prev: [f32; 3], x: [f32; 3], thickness: f32) -> Option<Aabb> {
     let d: [f32; 3] = std::array::from_fn(|i| x[i] - prev[i]);
     let motion = (d[0] * d[0] + d[1] * d[1] + d[2] * d[2]).sqrt();
     if motion.is_nan() || motion > MAX_STEP_MOTION {
         return None;
     }
     let grow = 2.0 * thickness + motion;
-    Some([
+    Some(Aabb::new(
         std::array::from_fn(|i| prev[i].min(x[i]) - grow),
         std::array::from_fn(|i| prev[i].max(x[i]) + grow),
-    ])
+    ))
 }
 
 #[cfg(test)]
@@ -591,7 +547,7 @@ mod tests {
         assert_eq!(m.vertices_at(9.0)[0][1], 1.0, "held after the last frame");
         let pose = m.sample(1.0, 1.25);
         assert!(pose.moving);
-        assert_eq!(pose.boxes[0], [[-1.0, 0.0, -1.0], [1.0, 0.5, 1.0]]);
+        assert_eq!(pose.boxes[0], Aabb::new([-1.0, 0.0, -1.0], [1.0, 0.5, 1.0]));
     }
 
     #[test]

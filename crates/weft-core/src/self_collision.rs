@@ -7,13 +7,15 @@
 //! different cloths collide too. A pair of one cloth whose **rest** distance (in the initial
 //! positions, which are the rest shape) is already `≤ d` is excluded for good: mesh neighbours
 //! that would otherwise push each other apart at rest. The exclusions are stored per particle as
-//! sorted lists (compressed rows), found at build with a uniform grid of cell `d`.
+//! sorted lists (compressed rows), found at build with a `weft_geometry::Grid` of cells a hair
+//! over `d` (each particle against those of the 27 cells around its own).
 //!
 //! The solver (`weft-kernels`' `self_collision` module, and its twin in `weft-reference`) finds the
 //! contacts of each time step and projects them; see there.
 
-use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
+
+use weft_geometry::Grid;
 
 use crate::error::{BuildError, Rule, widen};
 use crate::limits::RAISE_HINT;
@@ -218,12 +220,10 @@ impl SelfCollision {
         };
         desc.check(&err)?;
         let d = desc.thickness;
-        // Rest neighbours within d, through a grid of cell d.
-        let cell = |p: [f32; 3]| p.map(|c| (c as f64 / d as f64).floor() as i64);
-        let mut grid: HashMap<[i64; 3], Vec<u32>> = HashMap::new();
-        for (i, &p) in positions.iter().enumerate() {
-            grid.entry(cell(p)).or_default().push(i as u32);
-        }
+        // Rest neighbours within d, through a grid of cells a hair over d (module docs of
+        // `weft_geometry::grid`: the 27 cells around a point hold every point that close).
+        let mut grid = Grid::default();
+        grid.build_points(d as f64 * (1.0 + 1e-5), n, |i| positions[i]);
         let limit = max_pairs.min(u32::MAX as u64);
         let base = self.excluded.len() as u64;
         let mut lists: Vec<u32> = Vec::new();
@@ -231,19 +231,12 @@ impl SelfCollision {
         let mut near: Vec<u32> = Vec::new();
         for (i, &p) in positions.iter().enumerate() {
             near.clear();
-            let c = cell(p);
-            for dx in -1..=1 {
-                for dy in -1..=1 {
-                    for dz in -1..=1 {
-                        let Some(v) = grid.get(&[c[0] + dx, c[1] + dy, c[2] + dz]) else { continue };
-                        for &j in v {
-                            if j as usize != i && crate::topology::distance(p, positions[j as usize]) <= d {
-                                near.push(j + offset);
-                            }
-                        }
-                    }
+            grid.near(grid.cell_of(p), |place| {
+                let j = grid.entry_at(place);
+                if j as usize != i && crate::topology::distance(p, positions[j as usize]) <= d {
+                    near.push(j + offset);
                 }
-            }
+            });
             near.sort_unstable();
             let total = base + lists.len() as u64 + near.len() as u64;
             if total > limit {

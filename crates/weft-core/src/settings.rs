@@ -34,7 +34,7 @@ pub struct SimSettings {
 
 /// Baking to a tolerance: the substep count of each frame is chosen, between `min_substeps` and
 /// `max_substeps`, so that the largest stretch of a stretch edge after the frame,
-/// `|x_a − x_b|/L − 1` ([`crate::quality::max_stretch`]), is at most `max_strain`.
+/// `|x_a − x_b|/L − 1` (`weft_geometry::stretch::max_stretch`), is at most `max_strain`.
 ///
 /// How a bake chooses (weft-bake): a frame starts at the count the previous frame ended with
 /// (the first at `min_substeps`); a frame that ends over the tolerance is stepped again from its

@@ -25,7 +25,7 @@
 //!    projected one after another in a fixed order (vertex–triangle by vertex then triangle,
 //!    then edge–edge by edge index), so the result does not depend on the thread count.
 //! 3. **Guard**, after everything else moved the particles: every pair is checked over its
-//!    motion in the step ([`crate::proximity::may_touch`], with the gap [`GUARD_SCALE`]`·h_min`);
+//!    motion in the step (`weft_geometry::proximity::may_touch`, with the gap [`GUARD_SCALE`]`·h_min`);
 //!    the free particles of a pair that may touch go back to where they were at the start of the
 //!    step (with no displacement, so no velocity), and the check runs again until no pair may
 //!    touch (after [`MAX_GUARD_ROUNDS`] rounds every moving free particle goes back). A state free
@@ -39,9 +39,11 @@
 //! neighbouring triangles; a thickness that reaches that far would hold the cloth's own rest shape
 //! apart (the contacts fight the stretch constraints, and the cloth locks).
 
+use weft_geometry::Aabb;
+use weft_geometry::proximity::{self, P, PairKind};
+
 use crate::error::{BuildError, Rule, widen};
 use crate::particles::RECORD;
-use crate::proximity::{self, P, PairKind};
 use crate::self_collision::{DataKey, SWITCH_FIELD, SelfCollisionDesc, THICKNESS_FIELD};
 
 /// The largest thickness, as a multiple of the cloth's shortest rest edge (module docs).
@@ -78,47 +80,24 @@ pub struct SurfaceCollision {
     key: DataKey,
 }
 
-/// An axis-aligned box in m.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Aabb {
-    /// The smallest corner.
-    pub min: [f32; 3],
-    /// The largest corner.
-    pub max: [f32; 3],
-}
-
-impl Aabb {
-    /// The box around the positions of `particles` in `prev` and in `now` less `shift`, grown by
-    /// `pad` (m) on every side. With one `shift` for every feature (a translation common to
-    /// the step, see [`common_shift`]) the boxes hold the features' paths relative to a frame
-    /// that moves with it, which changes no distance between them.
-    pub fn swept(particles: &[u32], prev: &[Record], now: &[Record], shift: [f32; 3], pad: f32) -> Aabb {
-        let mut b = Aabb { min: [f32::INFINITY; 3], max: [f32::NEG_INFINITY; 3] };
-        for &i in particles {
-            let (p, n) = (prev[i as usize], now[i as usize]);
-            for r in [p, [n[0] - shift[0], n[1] - shift[1], n[2] - shift[2], 0.0]] {
-                for (k, &c) in r[..3].iter().enumerate() {
-                    b.min[k] = b.min[k].min(c);
-                    b.max[k] = b.max[k].max(c);
-                }
+/// The box around the positions of `particles` in `prev` and in `now` less `shift`, grown by
+/// `pad` (m) on every side. With one `shift` for every feature (a translation common to the step,
+/// see [`common_shift`]) the boxes hold the features' paths relative to a frame that moves with
+/// it, which changes no distance between them. Grown by `pad` later ([`Aabb::grown`]), a box
+/// made with no pad has the same bits.
+#[inline]
+pub fn swept_box(particles: &[u32], prev: &[Record], now: &[Record], shift: [f32; 3], pad: f32) -> Aabb {
+    let mut b = Aabb::new([f32::INFINITY; 3], [f32::NEG_INFINITY; 3]);
+    for &i in particles {
+        let (p, n) = (prev[i as usize], now[i as usize]);
+        for r in [[p[0], p[1], p[2]], [n[0] - shift[0], n[1] - shift[1], n[2] - shift[2]]] {
+            for (k, c) in r.into_iter().enumerate() {
+                b.min[k] = b.min[k].min(c);
+                b.max[k] = b.max[k].max(c);
             }
         }
-        for k in 0..3 {
-            b.min[k] -= pad;
-            b.max[k] += pad;
-        }
-        b
     }
-
-    /// The box grown by `pad` (m) on every side (the same bits as [`Aabb::swept`] with that pad).
-    pub fn grown(&self, pad: f32) -> Aabb {
-        Aabb { min: self.min.map(|c| c - pad), max: self.max.map(|c| c + pad) }
-    }
-
-    /// Whether the two boxes share a point.
-    pub fn overlaps(&self, other: &Aabb) -> bool {
-        (0..3).all(|k| self.min[k] <= other.max[k] && other.min[k] <= self.max[k])
-    }
+    b.grown(pad)
 }
 
 /// A contact of one step between two features: the gap `g = Σ_k w_k (x_k − x_0)` (m) of its
@@ -140,7 +119,7 @@ pub struct Contact {
 }
 
 /// The mean motion of `vertices` from `prev` to `now` in m (summed in `f64`, in order), a
-/// translation the broad phases take out of every box (see [`Aabb::swept`]).
+/// translation the broad phases take out of every box (see [`swept_box`]).
 pub fn common_shift(vertices: &[u32], prev: &[Record], now: &[Record]) -> [f32; 3] {
     let mut sum = [0.0f64; 3];
     for &i in vertices {
@@ -287,7 +266,7 @@ impl SurfaceCollision {
         self.contact(PairKind::EdgeEdge, particles, [1.0 - u, u, -(1.0 - v), -v], g, (prev, now))
     }
 
-    /// Whether the boxes of the pair's two features meet (see [`Aabb::swept`]; the first
+    /// Whether the boxes of the pair's two features meet (see [`swept_box`]; the first
     /// feature's box grown by `pad`): the broad phases' test, which every pair they pass meets.
     pub fn boxes_meet(
         kind: PairKind,
@@ -298,8 +277,8 @@ impl SurfaceCollision {
         pad: f32,
     ) -> bool {
         let split = if kind == PairKind::VertexTriangle { 1 } else { 2 };
-        let a = Aabb::swept(&p[..split], prev, now, shift, pad);
-        a.overlaps(&Aabb::swept(&p[split..], prev, now, shift, 0.0))
+        let a = swept_box(&p[..split], prev, now, shift, pad);
+        a.overlaps(&swept_box(&p[split..], prev, now, shift, 0.0))
     }
 
     /// The guard's test (module docs): whether the pair `particles` of `kind` may come within

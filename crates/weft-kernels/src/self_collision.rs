@@ -11,14 +11,13 @@
 //! compares every bit of every step; the reference solver searches every step):
 //!
 //! 1. **Lists, built with a search** (Verlet lists): each free particle's partners closer than
-//!    [`LIST_SCALE`]` × d_ij` (about `2·d_ij`). Three team phases: every taking-part particle gets
-//!    the bucket of its grid cell (cell size `LIST_SCALE × d_max`, bucket = a hash of the cell's
-//!    integer coordinates modulo a power-of-two table of at least twice the particle count), in
-//!    parallel chunks; the particles are counting-sorted by bucket, ascending index within a
-//!    bucket (one item, `O(n)`): this order numbers the *slots*, which the later phases work
-//!    through in chunks, so that a chunk's particles lie close together; each slot's list, in
-//!    parallel chunks: every particle of the 27 cells around its own (the cells' particles
-//!    gathered once per cell) within `LIST_SCALE × d_ij`, ascending, less the pairs excluded at
+//!    [`LIST_SCALE`]` × d_ij` (about `2·d_ij`). Two team phases: the taking-part particles are
+//!    entered in a `weft_geometry::Grid` (cells `LIST_SCALE × d_max` wide, counting-sorted by
+//!    hashed cell, ascending index within a bucket; one item, `O(n)`), whose order of the
+//!    particles numbers the *slots* that the later phases work through in chunks, so that a
+//!    chunk's particles lie close together; then each slot's list, in parallel chunks: every
+//!    particle of the 27 cells around its own (gathered once per cell) within
+//!    `LIST_SCALE × d_ij`, ascending, less the pairs excluded at
 //!    rest. The lists are **kept** from step to step while every taking-part particle is within
 //!    [`REUSE_MARGIN`]` × d_min` m of where they were built, less a translation common to all (the
 //!    middle of the last step's spread of displacements; a translation changes no distance), and
@@ -69,6 +68,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 use weft_core::kinds::distance::MIN_LENGTH;
 use weft_core::self_collision::{RELAXATION, SEARCH_SCALE, SelfCollision};
+use weft_geometry::Grid;
 use wide::f32x8;
 
 use crate::lane::SIMD_WIDTH;
@@ -194,7 +194,7 @@ struct ChunkLists {
     near: Pairs,
     /// One bit per entry of a list (bit `e % 64` of word `e / 64`): those a pass found close.
     bits: Vec<u64>,
-    /// Candidates of one cell during a build: places in the sorted particles.
+    /// Candidates of one cell during a build: slots.
     candidates: Vec<u32>,
 }
 
@@ -202,12 +202,10 @@ struct ChunkLists {
 /// they were built and picked at.
 #[derive(Debug, Default)]
 pub(crate) struct Scratch {
-    /// The bucket of each member (member order) during a build.
-    buckets: Vec<u32>,
-    bucket_start: Vec<u32>,
-    /// The next free place of each bucket during the counting sort.
-    next: Vec<u32>,
-    /// The particle of each slot: the members in bucket order of the last build.
+    /// The grid of the last build: the members (by their place in the member list) at the
+    /// positions of the build.
+    grid: Grid,
+    /// The particle of each slot: the members in the grid's order of the last build.
     sorted: Vec<u32>,
     /// `[x, y, z, d]` of each slot (m) at the last build: position and thickness.
     sorted_x: Vec<Record>,
@@ -258,15 +256,9 @@ impl Scratch {
     /// ask for it); else when the motion asks for it (module docs).
     pub(crate) fn fit(&mut self, sc: &SelfCollision) {
         let (m, n) = (sc.members().len(), sc.thickness().len());
-        if self.buckets.len() != m
-            || self.predicted.len() != n
-            || self.lists.len() != m.div_ceil(MEMBER_CHUNK)
+        if self.sorted.len() != m || self.predicted.len() != n || self.lists.len() != m.div_ceil(MEMBER_CHUNK)
         {
-            let table = if m == 0 { 0 } else { (2 * m).next_power_of_two() };
             *self = Scratch {
-                buckets: vec![0; m],
-                bucket_start: vec![0; if m == 0 { 0 } else { table + 1 }],
-                next: vec![0; table],
                 sorted: vec![0; m],
                 sorted_x: vec![[0.0; 4]; m],
                 lists: vec![ChunkLists::default(); m.div_ceil(MEMBER_CHUNK)],
@@ -325,9 +317,7 @@ impl Scratch {
     /// The buffers shared by a team.
     pub(crate) fn share(&mut self) -> SharedScratch<'_> {
         SharedScratch {
-            buckets: SharedSlice::new(&mut self.buckets),
-            bucket_start: SharedSlice::new(&mut self.bucket_start),
-            next: SharedSlice::new(&mut self.next),
+            grid: SharedSlice::new(std::slice::from_mut(&mut self.grid)),
             sorted: SharedSlice::new(&mut self.sorted),
             sorted_x: SharedSlice::new(&mut self.sorted_x),
             lists: SharedSlice::new(&mut self.lists),
@@ -353,9 +343,7 @@ impl Scratch {
 /// [`Scratch`] shared by the threads of a team.
 #[derive(Clone, Copy)]
 pub(crate) struct SharedScratch<'a> {
-    buckets: SharedSlice<'a, u32>,
-    bucket_start: SharedSlice<'a, u32>,
-    next: SharedSlice<'a, u32>,
+    grid: SharedSlice<'a, Grid>,
     sorted: SharedSlice<'a, u32>,
     sorted_x: SharedSlice<'a, Record>,
     lists: SharedSlice<'a, ChunkLists>,
@@ -374,21 +362,6 @@ pub(crate) struct SharedScratch<'a> {
     builds: &'a AtomicU64,
     picks: &'a AtomicU64,
     fallbacks: &'a AtomicU64,
-}
-
-/// The grid's cell coordinates of `p` for cells of `1/inv_cell` m (saturating; NaN gives 0).
-#[inline]
-fn cell_of(p: &Record, inv_cell: f32) -> [i32; 3] {
-    [0, 1, 2].map(|k| (p[k] * inv_cell).floor() as i32)
-}
-
-/// The bucket of a cell in a table of `mask + 1` buckets.
-#[inline]
-fn bucket_of(c: [i32; 3], mask: u32) -> u32 {
-    ((c[0] as u32).wrapping_mul(73_856_093)
-        ^ (c[1] as u32).wrapping_mul(19_349_663)
-        ^ (c[2] as u32).wrapping_mul(83_492_791))
-        & mask
 }
 
 #[inline]
@@ -466,7 +439,7 @@ fn for_each_bit(bits: &[u64], range: std::ops::Range<usize>, mut f: impl FnMut(u
 
 /// The search of the module docs, as team phases that every thread calls: a check of the motion
 /// (one phase) that keeps the lists and the hot pairs, or picks the hot pairs again (one more
-/// phase), or builds the lists again (three more phases). `records` are the positions after the
+/// phase), or builds the lists again (two more phases). `records` are the positions after the
 /// prediction; the caller guarantees that nothing writes them during the call and that no other
 /// code touches the scratch.
 pub(crate) fn search_phases(
@@ -475,134 +448,144 @@ pub(crate) fn search_phases(
     s: SharedScratch<'_>,
     records: SharedSlice<'_, Record>,
 ) {
-    let members = sc.members();
-    let m = members.len();
-    if m == 0 {
+    if sc.members().is_empty() {
         return;
     }
-    let chunks = m.div_ceil(MEMBER_CHUNK);
-    let d_min = sc.min_thickness();
     if !s.must_build {
-        let (reuse, repick) = ((REUSE_MARGIN * d_min).powi(2), (REPICK_MARGIN * d_min).powi(2));
-        team.for_each(chunks, |phase, c| {
-            let range = chunk(c, m);
-            // SAFETY: in this phase nothing writes the positions, the sorted particles, or the
-            // built and picked positions; chunk `c`'s spread and its slots' predicted positions
-            // are written only by the work item that claimed `c` (a slot's particle belongs to
-            // one slot).
-            let (x, sorted, built, picked, spread) = unsafe {
-                (
-                    records.read(phase),
-                    s.sorted.read(phase),
-                    s.built.read(phase),
-                    s.picked.read(phase),
-                    &mut s.spread.write(phase, c..c + 1)[0],
-                )
-            };
-            let (mut moved, mut stale, t) = (false, false, s.shift);
-            *spread = [f32::MAX, f32::MAX, f32::MAX, f32::MIN, f32::MIN, f32::MIN];
-            for ((&i, b), q) in sorted[range.clone()].iter().zip(&built[range.clone()]).zip(&picked[range]) {
-                let p = x[i as usize];
-                // SAFETY: as above.
-                unsafe { s.predicted.store(phase, i, p) };
-                // The displacement since the build, less the common translation (a NaN
-                // distance is not within).
-                let u = sub(&p, b);
-                for k in 0..3 {
-                    (spread[k], spread[k + 3]) = (spread[k].min(u[k]), spread[k + 3].max(u[k]));
-                }
-                let e = [u[0] - t[0], u[1] - t[1], u[2] - t[2]];
-                moved |=
-                    dot(e, e).partial_cmp(&reuse).is_none_or(|o| o.is_gt()) || (p[3] > 0.0) != (b[3] > 0.0);
-                stale |= !within(&p, q, repick);
-            }
-            // The flags end set whatever the order the chunks ran in.
-            if moved {
-                s.moved.store(true, Ordering::Relaxed);
-            }
-            if stale {
-                s.stale.store(true, Ordering::Relaxed);
-            }
-        });
+        check_phase(team, sc, s, records);
         // Every thread reads the same flags: the phase's barrier orders every store before it.
         if !s.moved.load(Ordering::Relaxed) {
             if s.stale.load(Ordering::Relaxed) {
-                team.for_each(chunks, |phase, c| {
-                    let range = chunk(c, m);
-                    // SAFETY: nothing writes the positions or the sorted particles in this
-                    // phase; chunk `c`'s lists and picked positions are touched only by the work
-                    // item that claimed `c`.
-                    let (x, sorted, l, picked) = unsafe {
-                        (
-                            records.read(phase),
-                            s.sorted.read(phase),
-                            &mut s.lists.write(phase, c..c + 1)[0],
-                            s.picked.write(phase, range.clone()),
-                        )
-                    };
-                    for (q, &i) in picked.iter_mut().zip(&sorted[range]) {
-                        *q = x[i as usize];
-                    }
-                    if c == 0 {
-                        s.picks.fetch_add(1, Ordering::Relaxed);
-                    }
-                    l.hot.pick(&l.built, x, HOT_SCALE, &mut l.bits);
-                });
+                repick_phase(team, sc, s, records);
             }
             return;
         }
     }
-    let inv_cell = 1.0 / (LIST_SCALE * sc.max_thickness());
-    let mask = ((2 * m).next_power_of_two() - 1) as u32;
-    team.for_each(chunks, |phase, c| {
+    sort_phase(team, sc, s, records);
+    list_phase(team, sc, s, records);
+}
+
+/// The check of the motion since the build and the pick (module docs), one phase over the
+/// chunks: sets `moved` when some taking-part particle moved past the reuse margin (less the
+/// common translation) or changed its pinned or free state, and `stale` when one moved past the
+/// repick margin since the pick; records each particle's predicted position and each chunk's
+/// spread of displacements.
+fn check_phase(team: &Team<'_>, sc: &SelfCollision, s: SharedScratch<'_>, records: SharedSlice<'_, Record>) {
+    let m = sc.members().len();
+    let d_min = sc.min_thickness();
+    let (reuse, repick) = ((REUSE_MARGIN * d_min).powi(2), (REPICK_MARGIN * d_min).powi(2));
+    team.for_each(m.div_ceil(MEMBER_CHUNK), |phase, c| {
         let range = chunk(c, m);
-        // SAFETY: chunk `c` is claimed by one work item in this phase and the chunks are
-        // disjoint; nothing writes the positions.
-        let (out, x) = unsafe { (s.buckets.write(phase, range.clone()), records.read(phase)) };
-        for (b, &i) in out.iter_mut().zip(&members[range]) {
-            *b = bucket_of(cell_of(&x[i as usize], inv_cell), mask);
+        // SAFETY: in this phase nothing writes the positions, the sorted particles, or the
+        // built and picked positions; chunk `c`'s spread and its slots' predicted positions
+        // are written only by the work item that claimed `c` (a slot's particle belongs to
+        // one slot).
+        let (x, sorted, built, picked, spread) = unsafe {
+            (
+                records.read(phase),
+                s.sorted.read(phase),
+                s.built.read(phase),
+                s.picked.read(phase),
+                &mut s.spread.write(phase, c..c + 1)[0],
+            )
+        };
+        let (mut moved, mut stale, t) = (false, false, s.shift);
+        *spread = [f32::MAX, f32::MAX, f32::MAX, f32::MIN, f32::MIN, f32::MIN];
+        for ((&i, b), q) in sorted[range.clone()].iter().zip(&built[range.clone()]).zip(&picked[range]) {
+            let p = x[i as usize];
+            // SAFETY: as above.
+            unsafe { s.predicted.store(phase, i, p) };
+            // The displacement since the build, less the common translation (a NaN distance is
+            // not within).
+            let u = sub(&p, b);
+            for k in 0..3 {
+                (spread[k], spread[k + 3]) = (spread[k].min(u[k]), spread[k + 3].max(u[k]));
+            }
+            let e = [u[0] - t[0], u[1] - t[1], u[2] - t[2]];
+            moved |= dot(e, e).partial_cmp(&reuse).is_none_or(|o| o.is_gt()) || (p[3] > 0.0) != (b[3] > 0.0);
+            stale |= !within(&p, q, repick);
+        }
+        // The flags end set whatever the order the chunks ran in.
+        if moved {
+            s.moved.store(true, Ordering::Relaxed);
+        }
+        if stale {
+            s.stale.store(true, Ordering::Relaxed);
         }
     });
-    let thickness = sc.thickness();
+}
+
+/// Picks the hot pairs again out of the kept lists at the predicted positions, one phase over
+/// the chunks.
+fn repick_phase(team: &Team<'_>, sc: &SelfCollision, s: SharedScratch<'_>, records: SharedSlice<'_, Record>) {
+    let m = sc.members().len();
+    team.for_each(m.div_ceil(MEMBER_CHUNK), |phase, c| {
+        let range = chunk(c, m);
+        // SAFETY: nothing writes the positions or the sorted particles in this phase; chunk
+        // `c`'s lists and picked positions are touched only by the work item that claimed `c`.
+        let (x, sorted, l, picked) = unsafe {
+            (
+                records.read(phase),
+                s.sorted.read(phase),
+                &mut s.lists.write(phase, c..c + 1)[0],
+                s.picked.write(phase, range.clone()),
+            )
+        };
+        for (q, &i) in picked.iter_mut().zip(&sorted[range]) {
+            *q = x[i as usize];
+        }
+        if c == 0 {
+            s.picks.fetch_add(1, Ordering::Relaxed);
+        }
+        l.hot.pick(&l.built, x, HOT_SCALE, &mut l.bits);
+    });
+}
+
+/// The first phase of a build, one work item: the members entered in the grid at the predicted
+/// positions, and the slots numbered in the grid's order, with each slot's position and
+/// thickness.
+fn sort_phase(team: &Team<'_>, sc: &SelfCollision, s: SharedScratch<'_>, records: SharedSlice<'_, Record>) {
+    let (members, thickness) = (sc.members(), sc.thickness());
+    let m = members.len();
+    let side = (LIST_SCALE * sc.max_thickness()) as f64;
     team.for_each(1, |phase, _| {
         // SAFETY: a single work item in this phase; nothing else touches these buffers, and
         // nothing writes the positions.
-        let (buckets, start, next, sorted, sorted_x, x) = unsafe {
+        let (grid, sorted, sorted_x, x) = unsafe {
             (
-                s.buckets.read(phase),
-                s.bucket_start.write(phase, 0..mask as usize + 2),
-                s.next.write(phase, 0..mask as usize + 1),
+                &mut s.grid.write(phase, 0..1)[0],
                 s.sorted.write(phase, 0..m),
                 s.sorted_x.write(phase, 0..m),
                 records.read(phase),
             )
         };
-        start.fill(0);
-        for &b in buckets {
-            start[b as usize + 1] += 1;
-        }
-        for k in 1..start.len() {
-            start[k] += start[k - 1];
-        }
-        next.copy_from_slice(&start[..start.len() - 1]);
-        for (k, &b) in buckets.iter().enumerate() {
-            let (i, place) = (members[k], next[b as usize] as usize);
-            let p = &x[i as usize];
-            sorted[place] = i;
-            sorted_x[place] = [p[0], p[1], p[2], thickness[i as usize]];
-            next[b as usize] += 1;
+        grid.build_points(side, m, |k| {
+            let p = x[members[k] as usize];
+            [p[0], p[1], p[2]]
+        });
+        for (slot, (i, out)) in sorted.iter_mut().zip(sorted_x.iter_mut()).enumerate() {
+            *i = members[grid.entry_at(slot) as usize];
+            let p = &x[*i as usize];
+            *out = [p[0], p[1], p[2], thickness[*i as usize]];
         }
         s.builds.fetch_add(1, Ordering::Relaxed);
     });
-    team.for_each(chunks, |phase, c| {
+}
+
+/// The second phase of a build, over the chunks: each slot's list at the predicted positions,
+/// the hot pairs picked out of them (and the step's neighbours, when every step searches), and
+/// the positions of the build and the pick.
+fn list_phase(team: &Team<'_>, sc: &SelfCollision, s: SharedScratch<'_>, records: SharedSlice<'_, Record>) {
+    let m = sc.members().len();
+    team.for_each(m.div_ceil(MEMBER_CHUNK), |phase, c| {
         let range = chunk(c, m);
-        // SAFETY: the sort has finished (the previous phase); in this phase nothing writes the
-        // sorted particles or the positions, and chunk `c`'s lists, spread, built and picked
+        // SAFETY: the grid and the slots are complete (the previous phase); in this phase
+        // nothing writes them or the positions, and chunk `c`'s lists, spread, built and picked
         // positions and its slots' predicted positions are written only by the work item that
         // claimed `c` (a slot's particle belongs to one slot).
-        let (start, sorted, sorted_x, x, l, built, picked, spread) = unsafe {
+        let (grid, sorted, sorted_x, x, l, built, picked, spread) = unsafe {
             (
-                s.bucket_start.read(phase),
+                &s.grid.read(phase)[0],
                 s.sorted.read(phase),
                 s.sorted_x.read(phase),
                 records.read(phase),
@@ -619,8 +602,7 @@ pub(crate) fn search_phases(
             // SAFETY: as above.
             unsafe { s.predicted.store(phase, i, p) };
         }
-        let grid = Grid { inv_cell, mask, start, sorted, sorted_x };
-        build_lists(sc, &grid, &sorted[range], x, l);
+        build_lists(sc, (grid, sorted, sorted_x), range, x, l);
         l.hot.pick(&l.built, x, HOT_SCALE, &mut l.bits);
         if s.fresh {
             l.near.pick(&l.built, x, SEARCH_SCALE, &mut l.bits);
@@ -628,98 +610,90 @@ pub(crate) fn search_phases(
     });
 }
 
-/// The grid of a build: cells of `1/inv_cell` m hashed into `mask + 1` buckets; bucket `b` holds
-/// the slots `start[b]..start[b + 1]`: particles `sorted[..]`, whose positions and thicknesses
-/// are `sorted_x[..]`.
-struct Grid<'a> {
-    inv_cell: f32,
-    mask: u32,
-    start: &'a [u32],
-    sorted: &'a [u32],
-    sorted_x: &'a [Record],
-}
-
-impl Grid<'_> {
-    /// Fills `candidates` with the slots of the 27 cells around `cell`, each once (two cells
-    /// may share a bucket; it is visited once).
-    fn candidates(&self, cell: [i32; 3], candidates: &mut Vec<u32>) {
-        let mut buckets = [0u32; 27];
-        for (k, b) in (0i32..).zip(&mut buckets) {
-            let around = [
-                cell[0].wrapping_add(k / 9 - 1),
-                cell[1].wrapping_add(k / 3 % 3 - 1),
-                cell[2].wrapping_add(k % 3 - 1),
-            ];
-            *b = bucket_of(around, self.mask);
-        }
-        candidates.clear();
-        for (k, &b) in buckets.iter().enumerate() {
-            if !buckets[..k].contains(&b) {
-                candidates.extend(self.start[b as usize]..self.start[b as usize + 1]);
-            }
-        }
-    }
-}
-
-/// Builds the lists of the particles `slots` (a chunk of the sorted particles) at the positions
-/// `x` into `out.built`: each free particle's partners closer than `LIST_SCALE × d_ij`, not
-/// excluded, ascending.
-fn build_lists(sc: &SelfCollision, grid: &Grid<'_>, slots: &[u32], x: &[Record], out: &mut ChunkLists) {
-    let (thickness, friction) = (sc.thickness(), sc.friction());
+/// Builds the lists of the slots `slots` (a chunk) at the positions `x` into `out.built`: each
+/// free particle's partners closer than `LIST_SCALE × d_ij`, not excluded, ascending. The grid
+/// holds the members of the build; `sorted` and `sorted_x` are each slot's particle and its
+/// `[x, y, z, d]`.
+fn build_lists(
+    sc: &SelfCollision,
+    (grid, sorted, sorted_x): (&Grid, &[u32], &[Record]),
+    slots: std::ops::Range<usize>,
+    x: &[Record],
+    out: &mut ChunkLists,
+) {
     let ChunkLists { built: lists, candidates, .. } = out;
     lists.clear();
-    let scale2 = f32x8::splat(LIST_SCALE * LIST_SCALE);
-    // The candidates of the last cell: the particles of one cell follow each other in `slots`.
+    // The candidates of the last cell: the particles of one cell follow each other in slots.
     let mut candidates_of = None;
-    for &i in slots {
-        let xi = &x[i as usize];
-        if xi[3] > 0.0 {
-            let cell = cell_of(xi, grid.inv_cell);
+    for slot in slots {
+        let i = sorted[slot];
+        if x[i as usize][3] > 0.0 {
+            let cell = grid.cell_at(slot);
             if candidates_of != Some(cell) {
-                grid.candidates(cell, candidates);
+                candidates.clear();
+                grid.near(cell, |place| candidates.push(place as u32));
                 candidates_of = Some(cell);
             }
-            let di = thickness[i as usize];
             let begin = lists.partner.len();
-            // Within `LIST_SCALE × d_ij`: eight candidates at a time (the last group padded
-            // with its last candidate, the extra lanes ignored).
-            let own = gather8(|_| *xi, &[0; SIMD_WIDTH]);
-            for group in candidates.chunks(SIMD_WIDTH) {
-                let slots: [u32; SIMD_WIDTH] = std::array::from_fn(|k| group[k.min(group.len() - 1)]);
-                let other = gather8(|p| grid.sorted_x[p as usize], &slots);
-                let d = f32x8::splat(di).max(other[3]);
-                let close = distance2_8(own, other).simd_lt(scale2 * (d * d)).to_bitmask();
-                for_each_bit(&[close as u64], 0..group.len(), |k| {
-                    let j = grid.sorted[slots[k] as usize];
-                    if j != i {
-                        lists.partner.push(j);
-                    }
-                });
-            }
-            // Ascending, without the pairs excluded at rest (a merge of two ascending lists).
-            lists.partner[begin..].sort_unstable();
-            let (excluded, mut e, mut kept) = (sc.excluded(i as usize), 0, begin);
-            for r in begin..lists.partner.len() {
-                let j = lists.partner[r];
-                while e < excluded.len() && excluded[e] < j {
-                    e += 1;
-                }
-                if excluded.get(e) != Some(&j) {
-                    lists.partner[kept] = j;
-                    kept += 1;
-                }
-            }
-            lists.partner.truncate(kept);
-            for &j in &lists.partner[begin..] {
-                let j = j as usize;
-                lists.owner.push(i);
-                lists.d.push(di.max(thickness[j]));
-                lists.mu.push(friction[i as usize].max(friction[j]));
-            }
+            close_candidates(sc, i, &x[i as usize], (candidates, sorted, sorted_x), &mut lists.partner);
+            keep_partners(sc, i, begin, lists);
         }
         lists.end_slot();
     }
     lists.pad();
+}
+
+/// Appends to `partners` the particles of the slots `candidates` (other than `i`, at `xi`) within
+/// `LIST_SCALE × d_ij`: eight candidates at a time (the last group padded with its last
+/// candidate, the extra lanes ignored).
+fn close_candidates(
+    sc: &SelfCollision,
+    i: u32,
+    xi: &Record,
+    (candidates, sorted, sorted_x): (&[u32], &[u32], &[Record]),
+    partners: &mut Vec<u32>,
+) {
+    let scale2 = f32x8::splat(LIST_SCALE * LIST_SCALE);
+    let di = sc.thickness()[i as usize];
+    let own = gather8(|_| *xi, &[0; SIMD_WIDTH]);
+    for group in candidates.chunks(SIMD_WIDTH) {
+        let slots: [u32; SIMD_WIDTH] = std::array::from_fn(|k| group[k.min(group.len() - 1)]);
+        let other = gather8(|p| sorted_x[p as usize], &slots);
+        let d = f32x8::splat(di).max(other[3]);
+        let close = distance2_8(own, other).simd_lt(scale2 * (d * d)).to_bitmask();
+        for_each_bit(&[close as u64], 0..group.len(), |k| {
+            let j = sorted[slots[k] as usize];
+            if j != i {
+                partners.push(j);
+            }
+        });
+    }
+}
+
+/// Sorts the partners of `i` (the entries of `lists` from `begin` on) ascending, takes out the
+/// pairs excluded at rest (a merge of two ascending lists) and completes their entries.
+fn keep_partners(sc: &SelfCollision, i: u32, begin: usize, lists: &mut Pairs) {
+    let (thickness, friction) = (sc.thickness(), sc.friction());
+    lists.partner[begin..].sort_unstable();
+    let (excluded, mut e, mut kept) = (sc.excluded(i as usize), 0, begin);
+    for r in begin..lists.partner.len() {
+        let j = lists.partner[r];
+        while e < excluded.len() && excluded[e] < j {
+            e += 1;
+        }
+        if excluded.get(e) != Some(&j) {
+            lists.partner[kept] = j;
+            kept += 1;
+        }
+    }
+    lists.partner.truncate(kept);
+    let di = thickness[i as usize];
+    for &j in &lists.partner[begin..] {
+        let j = j as usize;
+        lists.owner.push(i);
+        lists.d.push(di.max(thickness[j]));
+        lists.mu.push(friction[i as usize].max(friction[j]));
+    }
 }
 
 /// What the contact of particles `i` and `j` does to `i`.

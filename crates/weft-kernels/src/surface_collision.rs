@@ -1,15 +1,16 @@
 //! Surface self-collision (see `weft_core::surface_collision` for the model and the three
 //! stages of a step): the contact search, the projection and the guard, each one team phase of
 //! one work item (the contacts are projected in one fixed order, so the result is the same for
-//! any thread count; the broad phase is a hashed uniform grid whose candidate pairs are kept
-//! from step to step, see [`KEEP_MARGIN`]).
+//! any thread count; the broad phase is `weft_geometry`'s grid over the features' boxes, whose
+//! candidate pairs are kept from step to step, see [`KEEP_MARGIN`]).
 //!
 //! The pure functions ([`find_contacts`], [`project`], [`guard`]) run on whole slices; the
 //! stepper wraps each in a phase. `weft-reference` finds the same contacts and guard pairs by
 //! testing every pair, and the property tests hold the two to the same bits.
 
-use weft_core::proximity::PairKind;
-use weft_core::surface_collision::{Aabb, Contact, MAX_GUARD_ROUNDS, SurfaceCollision, common_shift};
+use weft_core::surface_collision::{Contact, MAX_GUARD_ROUNDS, SurfaceCollision, common_shift, swept_box};
+use weft_geometry::proximity::PairKind;
+use weft_geometry::{Aabb, Grid};
 
 use crate::integrate::ParticleArrays;
 use crate::records::Record;
@@ -17,7 +18,7 @@ use crate::shared::SharedSlice;
 use crate::team::Team;
 
 /// A feature whose box covers more cells than this is tested against every query instead.
-const MAX_CELLS: i64 = 64;
+const MAX_CELLS: u64 = 64;
 
 /// What surface self-collision did in one step.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -34,118 +35,6 @@ pub struct SurfaceStats {
     pub unresolved: u64,
     /// Times the kept candidate pairs were found again.
     pub rebuilds: u64,
-}
-
-/// A uniform grid over boxes, hashed: each feature is entered in the bucket of every cell its
-/// box meets (buckets counting-sorted, so a build is `O(n)`). A query visits the cells of its
-/// box and reports each feature once, from the first cell the two boxes share.
-#[derive(Debug, Default)]
-struct Grid {
-    inv_cell: f32,
-    mask: usize,
-    /// `items[starts[b]..starts[b + 1]]`: the features entered in bucket `b`.
-    starts: Vec<u32>,
-    items: Vec<u32>,
-    /// Each feature's cells, `None` when they are too many (see `big`).
-    ranges: Vec<Option<([i64; 3], [i64; 3])>>,
-    /// Features whose boxes cover too many cells: part of every query's answer.
-    big: Vec<u32>,
-}
-
-fn cell_range(b: &Aabb, inv_cell: f32) -> Option<([i64; 3], [i64; 3])> {
-    let lo = b.min.map(|c| (c * inv_cell).floor() as i64);
-    let hi = b.max.map(|c| (c * inv_cell).floor() as i64);
-    let cells = (0..3)
-        .map(|k| hi[k].saturating_sub(lo[k]).saturating_add(1).max(1))
-        .try_fold(1i64, |n, e| n.checked_mul(e))?;
-    (cells <= MAX_CELLS).then_some((lo, hi))
-}
-
-fn hash(c: [i64; 3]) -> usize {
-    let [x, y, z] = c.map(|v| v as u64);
-    (x.wrapping_mul(0x9E37_79B9_7F4A_7C15)
-        ^ y.wrapping_mul(0xC2B2_AE3D_27D4_EB4F)
-        ^ z.wrapping_mul(0x1656_67B1_9E37_79F9))
-    .rotate_left(29) as usize
-}
-
-fn for_cells(lo: [i64; 3], hi: [i64; 3], mut f: impl FnMut([i64; 3])) {
-    for x in lo[0]..=hi[0] {
-        for y in lo[1]..=hi[1] {
-            for z in lo[2]..=hi[2] {
-                f([x, y, z]);
-            }
-        }
-    }
-}
-
-impl Grid {
-    fn build(&mut self, boxes: &[Aabb], cell: f32) {
-        self.inv_cell = 1.0 / cell;
-        self.big.clear();
-        self.ranges.clear();
-        let inv = self.inv_cell;
-        self.ranges.extend(boxes.iter().map(|b| cell_range(b, inv)));
-        let entries: usize = self
-            .ranges
-            .iter()
-            .map(|r| r.map_or(0, |(lo, hi)| (0..3).map(|k| (hi[k] - lo[k] + 1) as usize).product()))
-            .sum();
-        let buckets = (2 * entries).next_power_of_two().max(16);
-        self.mask = buckets - 1;
-        self.starts.clear();
-        self.starts.resize(buckets + 1, 0);
-        for r in self.ranges.iter().flatten() {
-            for_cells(r.0, r.1, |c| self.starts[(hash(c) & self.mask) + 1] += 1);
-        }
-        for b in 0..buckets {
-            self.starts[b + 1] += self.starts[b];
-        }
-        self.items.clear();
-        self.items.resize(entries, 0);
-        let mut next = std::mem::take(&mut self.starts);
-        for (id, r) in self.ranges.iter().enumerate() {
-            match r {
-                Some((lo, hi)) => for_cells(*lo, *hi, |c| {
-                    let b = hash(c) & self.mask;
-                    self.items[next[b] as usize] = id as u32;
-                    next[b] += 1;
-                }),
-                None => self.big.push(id as u32),
-            }
-        }
-        // `next[b]` is now the end of bucket `b`, the start of `b + 1`.
-        next.rotate_right(1);
-        next[0] = 0;
-        self.starts = next;
-    }
-
-    /// The features whose cells meet `b`'s, ascending, without repeats, into `out`
-    /// (`all` features when `b` covers too many cells).
-    fn query(&self, b: &Aabb, all: usize, out: &mut Vec<u32>) {
-        out.clear();
-        match cell_range(b, self.inv_cell) {
-            None => out.extend(0..all as u32),
-            Some((lo, hi)) => {
-                for_cells(lo, hi, |c| {
-                    let bucket = hash(c) & self.mask;
-                    let items = &self.items[self.starts[bucket] as usize..self.starts[bucket + 1] as usize];
-                    for &id in items {
-                        let Some((elo, ehi)) = self.ranges[id as usize] else { continue };
-                        let inside = (0..3).all(|k| elo[k] <= c[k] && c[k] <= ehi[k]);
-                        // Reported from the first shared cell only.
-                        if inside && (0..3).all(|k| c[k] == lo[k].max(elo[k])) {
-                            out.push(id);
-                        }
-                    }
-                });
-                out.extend_from_slice(&self.big);
-                out.sort_unstable();
-                // A feature entered twice in one bucket (two of its cells hashed alike).
-                out.dedup();
-            }
-        }
-    }
 }
 
 /// The buffers of surface self-collision, kept between steps.
@@ -193,7 +82,7 @@ fn particles(sc: &SurfaceCollision, (kind, a, b): Pair) -> [u32; 4] {
     }
 }
 
-/// Every feature's box for a step (`Aabb::swept` with no pad): the boxes the broad phases and
+/// Every feature's box for a step (`swept_box` with no pad): the boxes the broad phases and
 /// `SurfaceCollision::boxes_meet` test, computed once per step.
 #[derive(Debug, Default)]
 struct FeatureBoxes {
@@ -208,12 +97,12 @@ impl FeatureBoxes {
         let empty = Aabb { min: [0.0; 3], max: [0.0; 3] };
         self.vertices.resize(prev.len(), empty);
         for &v in sc.vertices() {
-            self.vertices[v as usize] = Aabb::swept(&[v], prev, now, shift, 0.0);
+            self.vertices[v as usize] = swept_box(&[v], prev, now, shift, 0.0);
         }
         self.triangles.clear();
-        self.triangles.extend(sc.triangles().iter().map(|t| Aabb::swept(t, prev, now, shift, 0.0)));
+        self.triangles.extend(sc.triangles().iter().map(|t| swept_box(t, prev, now, shift, 0.0)));
         self.edges.clear();
-        self.edges.extend(sc.edges().iter().map(|e| Aabb::swept(e, prev, now, shift, 0.0)));
+        self.edges.extend(sc.edges().iter().map(|e| swept_box(e, prev, now, shift, 0.0)));
     }
 
     /// `SurfaceCollision::boxes_meet` of the pair, from the boxes.
@@ -275,11 +164,11 @@ fn candidate_pairs(
     near: &mut Vec<u32>,
     mut on_pair: impl FnMut(Pair),
 ) {
-    let cell = sc.mean_edge().max(pad).max(f32::MIN_POSITIVE);
+    let cell = sc.mean_edge().max(pad).max(f32::MIN_POSITIVE) as f64;
     let tris = sc.triangles();
-    grid.build(&boxes.triangles, cell);
+    grid.build_boxes(cell, MAX_CELLS, tris.len(), |t| boxes.triangles[t]);
     for &v in sc.vertices() {
-        grid.query(&boxes.vertices[v as usize].grown(pad), tris.len(), near);
+        grid.in_box(&boxes.vertices[v as usize].grown(pad), near);
         for &t in near.iter() {
             let pair = (PairKind::VertexTriangle, v, t);
             if !tris[t as usize].contains(&v) && boxes.meet(pair, pad) {
@@ -288,9 +177,9 @@ fn candidate_pairs(
         }
     }
     let edges = sc.edges();
-    grid.build(&boxes.edges, cell);
+    grid.build_boxes(cell, MAX_CELLS, edges.len(), |e| boxes.edges[e]);
     for (e, a) in edges.iter().enumerate() {
-        grid.query(&boxes.edges[e].grown(pad), edges.len(), near);
+        grid.in_box(&boxes.edges[e].grown(pad), near);
         for &f in near.iter().filter(|&&f| f as usize > e) {
             let b = edges[f as usize];
             let pair = (PairKind::EdgeEdge, e as u32, f);

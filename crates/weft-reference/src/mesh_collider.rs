@@ -23,7 +23,7 @@
 
 use glam::Vec3;
 use weft_core::Model;
-use weft_core::mesh_collider::{MeshCollider, MeshPose, Normals, boxes_meet, query_box};
+use weft_core::mesh_collider::{MeshCollider, MeshPose, Normals, query_box};
 
 use crate::particle::Particle;
 
@@ -175,7 +175,7 @@ impl MeshColliders {
                         query_box(p.prev_position.to_array(), p.position.to_array(), m.mesh.thickness);
                     match query.filter(|_| p.is_free()) {
                         Some(q) => (0..pose.boxes.len() as u32)
-                            .filter(|&t| boxes_meet(&pose.boxes[t as usize], &q))
+                            .filter(|&t| pose.boxes[t as usize].overlaps(&q))
                             .collect(),
                         None => Vec::new(),
                     }

@@ -21,8 +21,8 @@
 
 use glam::Vec3;
 use weft_core::Model;
-use weft_core::proximity::PairKind;
 use weft_core::surface_collision::{Contact, MAX_GUARD_ROUNDS, Record, SurfaceCollision, common_shift};
+use weft_geometry::proximity::PairKind;
 
 use crate::particle::Particle;
 

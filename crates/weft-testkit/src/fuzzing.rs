@@ -223,8 +223,8 @@ pub fn pc2_bytes(data: &[u8]) {
     assert_eq!(bytes, data, "a PC2 cache read back writes the same bytes");
 }
 
-/// Bytes → a small triangle soup → [`weft_core::quality::IntersectionCounter`], checked against
-/// testing every pair with [`weft_core::quality::triangles_intersect`].
+/// Bytes → a small triangle soup → [`weft_geometry::intersections::IntersectionCounter`], checked against
+/// testing every pair with [`weft_geometry::intersections::triangles_intersect`].
 ///
 /// Decoding: byte 0 gives the number of points (3 to 34); bit 0 of byte 1 chooses raw `f32` bits
 /// for the coordinates (4 bytes each: huge, tiny, NaN, infinite) or a lattice of quarter metres
@@ -232,7 +232,7 @@ pub fn pc2_bytes(data: &[u8]) {
 /// indices in threes, some out of range. Checks: the grid search and the brute force agree, and a
 /// counter reused after another soup gives the same count again.
 pub fn triangle_pairs(data: &[u8]) {
-    use weft_core::quality::{IntersectionCounter, intersecting_pairs, triangles_intersect};
+    use weft_geometry::intersections::{IntersectionCounter, intersecting_pairs, triangles_intersect};
     let [count, mode, rest @ ..] = data else { return };
     let n = 3 + *count as usize % 32;
     let width = if mode & 1 == 1 { 12 } else { 3 };

@@ -1,7 +1,5 @@
-//! Quality measures of a cloth's shape: intersecting triangle pairs and stretch. Pure functions
-//! of positions and topology, used for the per-frame statistics of a bake and by the tests.
-//!
-//! # Intersecting triangle pairs
+//! Intersecting triangle pairs: the exact triangle–triangle test and the count of a cloth's
+//! intersecting pairs, for the per-frame statistics of a bake and for the tests.
 //!
 //! [`intersecting_pairs`] counts the pairs of triangles of one cloth that share no corner
 //! (non-adjacent: triangles sharing a corner or an edge always touch there and are never counted)
@@ -19,25 +17,20 @@
 //! taken as its three edges against a proper triangle; a pair of two zero-area triangles is not
 //! counted (neither has a surface to pierce).
 //!
-//! Candidate pairs come from a uniform grid over the triangles' bounding boxes: cells about twice
-//! a triangle's mean box extent, each triangle listed in every cell its box covers, the listings
-//! cut into buckets of cell-key ranges along the cloth's longest side and radix-sorted by cell
-//! within each. Each pair is tested once, in the cell holding the lowest corner of the
-//! intersection of its two boxes (read from a per-listing mask of the axes along which the box
-//! starts in that cell), after a fast float separating-axis test with a wide margin has failed to
-//! show them apart. Buckets are listed, sorted and counted in parallel on the current rayon pool;
-//! the count is a sum of integers, so it depends on no thread count or iteration order. Triangles
-//! with a non-finite corner are left out. A bake keeps an [`IntersectionCounter`], whose buffers
-//! outlive a frame.
-//!
-//! # Stretch
-//!
-//! [`max_stretch`] is the largest `|x_a − x_b| / L − 1` over a set of edges with rest lengths `L`:
-//! how much longer than at rest the most stretched edge is (dimensionless; `0.1` is 10 %
-//! stretch); `0` when no edge is longer than at rest.
+//! Candidate pairs come from the [`Grid`] over the triangles' bounding boxes, with cells about
+//! twice a triangle's mean box extent: every pair of boxes sharing a cell, once
+//! ([`Grid::for_each_pair`], searched by ranges of buckets in parallel on the current rayon
+//! pool), and every pair with a triangle too large for the cells. A pair is tested when its boxes
+//! meet and it shares no corner, after a fast float separating-axis test with a wide margin has
+//! failed to show them apart. The count is a sum of integers, so it depends on no thread count
+//! or iteration order. Triangles with a non-finite corner are left out. A bake keeps an
+//! [`IntersectionCounter`], whose buffers outlive a frame.
 
 use rayon::prelude::*;
 use robust::{Coord, Coord3D, orient2d, orient3d};
+
+use crate::aabb::Aabb;
+use crate::grid::Grid;
 
 /// A point in m.
 type P = [f32; 3];
@@ -128,7 +121,7 @@ fn segment_meets_triangle(p: P, q: P, t: [P; 3]) -> bool {
 /// The closed triangles `a` and `b` have a point in common (module docs). Exact.
 ///
 /// ```
-/// use weft_core::quality::triangles_intersect;
+/// use weft_geometry::intersections::triangles_intersect;
 /// let a = [[0.0, 0.0, 0.0], [1.0, 0.0, 0.0], [0.0, 1.0, 0.0]];
 /// let crossing = [[0.2, 0.2, -1.0], [0.2, 0.2, 1.0], [2.0, 2.0, 0.5]];
 /// let above = [[0.2, 0.2, 0.1], [0.3, 0.2, 1.0], [2.0, 2.0, 0.5]];
@@ -186,8 +179,7 @@ struct Tri {
     /// Particle indices of its corners.
     corners: [u32; 3],
     /// Its axis-aligned bounding box in m (exact: the extremes of `f32` corners).
-    lo: P,
-    hi: P,
+    bounds: Aabb,
 }
 
 impl Tri {
@@ -202,23 +194,11 @@ impl Tri {
         if !points.iter().flatten().all(|v| v.is_finite()) {
             return None;
         }
-        let mut lo = points[0];
-        let mut hi = points[0];
-        for v in &points[1..] {
-            for k in 0..3 {
-                lo[k] = lo[k].min(v[k]);
-                hi[k] = hi[k].max(v[k]);
-            }
-        }
-        Some(Tri { corners, lo, hi })
+        Some(Tri { corners, bounds: Aabb::around(points) })
     }
 
     fn points(&self, positions: &[P]) -> [P; 3] {
         self.corners.map(|i| positions[i as usize])
-    }
-
-    fn boxes_overlap(&self, other: &Tri) -> bool {
-        (0..3).all(|k| self.lo[k] <= other.hi[k] && other.lo[k] <= self.hi[k])
     }
 
     fn shares_a_corner(&self, other: &Tri) -> bool {
@@ -226,149 +206,8 @@ impl Tri {
     }
 }
 
-/// One triangle listed in one grid cell.
-#[derive(Clone, Copy)]
-struct Entry {
-    /// The cell's key ([`Grid::key`]).
-    cell: u64,
-    /// Index into the list of finite triangles.
-    tri: u32,
-    /// Bit `k` set when the triangle's box starts in this cell along axis `k`.
-    starts: u8,
-}
-
-/// The uniform grid of the candidate search: cells of side `cell` m from the corner `origin`.
-struct Grid {
-    /// The low corner of all the boxes, in m.
-    origin: [f64; 3],
-    /// The side of a cell, in m.
-    cell: f64,
-    /// Cells per axis.
-    dims: [u64; 3],
-    /// The axes, slowest first in a cell's key.
-    order: [usize; 3],
-    /// The number of cells, `dims` multiplied.
-    cells: u64,
-    /// Cell keys per bucket.
-    per_bucket: u64,
-}
-
-impl Grid {
-    /// The cell coordinate of `x` along axis `k`.
-    fn coord(&self, x: f32, k: usize) -> u64 {
-        ((x as f64 - self.origin[k]) / self.cell).floor() as u64
-    }
-
-    /// The range of cells a box covers, per axis (inclusive).
-    fn span(&self, t: &Tri) -> ([u64; 3], [u64; 3]) {
-        (std::array::from_fn(|k| self.coord(t.lo[k], k)), std::array::from_fn(|k| self.coord(t.hi[k], k)))
-    }
-
-    /// How many cells a box covers (saturating).
-    fn cells_covered(&self, t: &Tri) -> u64 {
-        let (a, b) = self.span(t);
-        (0..3).fold(1u64, |n, k| n.saturating_mul(b[k] - a[k] + 1))
-    }
-
-    /// The key of a cell: row-major, the axis with the most cells the slowest, so that the
-    /// [`bucket`](Self::bucket) ranges cut the cloth along its longest side.
-    fn key(&self, c: [u64; 3]) -> u64 {
-        let [a, b, d] = self.order;
-        (c[a] * self.dims[b] + c[b]) * self.dims[d] + c[d]
-    }
-
-    /// The bucket of a cell key: [`BUCKETS`] equal key ranges (the last one shorter).
-    fn bucket(&self, key: u64) -> usize {
-        (key / self.per_bucket) as usize
-    }
-
-    /// A grid over `tris` with cells about `CELL_PER_EXTENT` times a triangle's mean box extent,
-    /// coarsened until a triangle covers at most [`MAX_CELLS_PER_TRIANGLE`] cells on average, and
-    /// never so fine that a coordinate would not fit (at most a million cells per axis, so a key
-    /// fits in `u64`).
-    fn over(tris: &[Tri]) -> Grid {
-        let mut lo = [f64::INFINITY; 3];
-        let mut hi = [f64::NEG_INFINITY; 3];
-        let mut mean_extent = 0.0f64;
-        for t in tris {
-            for k in 0..3 {
-                lo[k] = lo[k].min(t.lo[k] as f64);
-                hi[k] = hi[k].max(t.hi[k] as f64);
-                mean_extent += (t.hi[k] as f64 - t.lo[k] as f64) / 3.0;
-            }
-        }
-        mean_extent /= tris.len() as f64;
-        let span = (0..3).map(|k| hi[k] - lo[k]).fold(0.0f64, f64::max);
-        let mut grid = Grid {
-            origin: lo,
-            cell: (CELL_PER_EXTENT * mean_extent).max(span / 1e6).max(f64::MIN_POSITIVE),
-            dims: [0; 3],
-            order: [0, 1, 2],
-            cells: 0,
-            per_bucket: 1,
-        };
-        let budget = MAX_CELLS_PER_TRIANGLE.saturating_mul(tris.len() as u64);
-        // An integer sum, so the grid (and with it the work, never the count) is the same for any
-        // thread count.
-        while tris.par_iter().map(|t| grid.cells_covered(t)).reduce(|| 0, u64::saturating_add) > budget {
-            grid.cell *= 2.0;
-        }
-        grid.dims = std::array::from_fn(|k| ((hi[k] - lo[k]) / grid.cell).floor() as u64 + 1);
-        grid.cells = grid.dims.iter().product();
-        grid.per_bucket = grid.cells.div_ceil(BUCKETS as u64);
-        grid.order.sort_by_key(|&k| std::cmp::Reverse(grid.dims[k]));
-        grid
-    }
-
-    /// Every (cell, triangle) incidence, spread over `buckets` by key range ([`Grid::bucket`]),
-    /// each bucket sorted by cell, then by triangle (so a cell's listings are contiguous, in one
-    /// bucket, in the same order for any thread count).
-    fn list(&self, tris: &[Tri], buckets: &mut Vec<Vec<Entry>>) {
-        let pieces: Vec<Vec<Vec<Entry>>> = tris
-            .par_chunks(LIST_CHUNK)
-            .enumerate()
-            .map(|(chunk, tris)| {
-                let mut local = vec![Vec::new(); BUCKETS];
-                for (j, t) in tris.iter().enumerate() {
-                    let tri = (chunk * LIST_CHUNK + j) as u32;
-                    let (a, b) = self.span(t);
-                    for x in a[0]..=b[0] {
-                        for y in a[1]..=b[1] {
-                            for z in a[2]..=b[2] {
-                                let cell = self.key([x, y, z]);
-                                let starts =
-                                    (x == a[0]) as u8 | ((y == a[1]) as u8) << 1 | ((z == a[2]) as u8) << 2;
-                                local[self.bucket(cell)].push(Entry { cell, tri, starts });
-                            }
-                        }
-                    }
-                }
-                local
-            })
-            .collect();
-        let narrow = self.cells <= u32::MAX as u64;
-        buckets.resize_with(BUCKETS, Vec::new);
-        buckets.par_iter_mut().enumerate().for_each(|(b, bucket)| {
-            bucket.clear();
-            for piece in &pieces {
-                bucket.extend_from_slice(&piece[b]);
-            }
-            // Stable, and gathered in triangle order: triangles within a cell stay in order.
-            // Half the passes when the keys fit in 32 bits (most grids).
-            if narrow {
-                radsort::sort_by_key(bucket, |e| e.cell as u32);
-            } else {
-                radsort::sort_by_key(bucket, |e| e.cell);
-            }
-        });
-    }
-}
-
-/// Buckets of the grid listings: each is gathered, sorted and searched as one parallel task.
-const BUCKETS: usize = 128;
-
-/// Triangles listed per parallel task.
-const LIST_CHUNK: usize = 8192;
+/// Parallel tasks of the pair search: each searches an equal range of the grid's buckets.
+const TASKS: usize = 128;
 
 /// Cell side over a triangle's mean box extent: larger cells list each triangle in fewer cells
 /// (less to sort) but hold more pairs to reject (measured best near 2 on cloth grids).
@@ -377,27 +216,56 @@ const CELL_PER_EXTENT: f64 = 2.0;
 /// The most grid cells one triangle may cover on average before the grid is coarsened.
 const MAX_CELLS_PER_TRIANGLE: u64 = 27;
 
-/// The intersecting pairs among the triangles listed in one cell, counting only the pairs whose
-/// boxes' overlap starts in this cell, so that each pair is counted in one cell only. `near` is a
-/// scratch buffer.
-fn pairs_in_cell(cell: &[Entry], tris: &[Tri], positions: &[P], near: &mut Vec<(Tri, u8)>) -> u64 {
-    near.clear();
-    near.extend(cell.iter().map(|e| (tris[e.tri as usize], e.starts)));
-    let mut count = 0;
-    for (i, (s, s_starts)) in near.iter().enumerate() {
-        for (t, t_starts) in &near[i + 1..] {
-            // The overlap of the two boxes starts, along each axis, where the later box starts
-            // (both cover this cell): in this cell when one of them starts here on every axis.
-            if s_starts | t_starts != 0b111 || !s.boxes_overlap(t) || s.shares_a_corner(t) {
-                continue;
-            }
-            let (a, b) = (s.points(positions), t.points(positions));
-            if !surely_apart(a, b) && triangles_intersect(a, b) {
-                count += 1;
-            }
+/// The cell side for `tris` in m: `CELL_PER_EXTENT` times a triangle's mean box extent, doubled
+/// until a triangle covers at most [`MAX_CELLS_PER_TRIANGLE`] cells on average, and never under a
+/// millionth of the scene's extent.
+fn cell_side(tris: &[Tri]) -> f64 {
+    let mut lo = [f64::INFINITY; 3];
+    let mut hi = [f64::NEG_INFINITY; 3];
+    let mut mean_extent = 0.0f64;
+    for t in tris {
+        for k in 0..3 {
+            lo[k] = lo[k].min(t.bounds.min[k] as f64);
+            hi[k] = hi[k].max(t.bounds.max[k] as f64);
+            mean_extent += (t.bounds.max[k] as f64 - t.bounds.min[k] as f64) / 3.0;
         }
     }
-    count
+    mean_extent /= tris.len() as f64;
+    let span = (0..3).map(|k| hi[k] - lo[k]).fold(0.0f64, f64::max);
+    let mut side = (CELL_PER_EXTENT * mean_extent).max(span / 1e6).max(f64::MIN_POSITIVE);
+    let covered = |t: &Tri, side: f64| {
+        let inv = 1.0 / side;
+        (0..3).fold(1u64, |n, k| {
+            let (a, b) = ((t.bounds.min[k] as f64 * inv).floor(), (t.bounds.max[k] as f64 * inv).floor());
+            n.saturating_mul((b - a + 1.0) as u64)
+        })
+    };
+    // An integer sum, so the grid (and with it the work, never the count) is the same for any
+    // thread count.
+    while tris.par_iter().map(|t| covered(t, side)).reduce(|| 0, u64::saturating_add) > budget(tris) {
+        side *= 2.0;
+    }
+    side
+}
+
+/// The cells all triangles may cover together: [`MAX_CELLS_PER_TRIANGLE`] each.
+fn budget(tris: &[Tri]) -> u64 {
+    MAX_CELLS_PER_TRIANGLE.saturating_mul(tris.len() as u64)
+}
+
+/// Whether the triangles `s` and `t` of `positions` are non-adjacent and intersect: their boxes
+/// meet, they share no corner, a fast float test fails to show them apart, and the exact test
+/// finds a common point. The cheap tests, which turn most pairs away, are inlined.
+#[inline(always)]
+fn intersect(s: &Tri, t: &Tri, positions: &[P]) -> bool {
+    s.bounds.overlaps(&t.bounds) && !s.shares_a_corner(t) && corners_intersect(s, t, positions)
+}
+
+/// The float and the exact test of [`intersect`].
+#[inline(never)]
+fn corners_intersect(s: &Tri, t: &Tri, positions: &[P]) -> bool {
+    let (a, b) = (s.points(positions), t.points(positions));
+    !surely_apart(a, b) && triangles_intersect(a, b)
 }
 
 /// Counts intersecting triangle pairs (module docs) with buffers kept from one call to the next,
@@ -405,7 +273,7 @@ fn pairs_in_cell(cell: &[Entry], tris: &[Tri], positions: &[P], near: &mut Vec<(
 /// [`intersecting_pairs`].
 ///
 /// ```
-/// use weft_core::quality::IntersectionCounter;
+/// use weft_geometry::intersections::IntersectionCounter;
 /// let p = [[0.0, 0.0, 0.0], [1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.2, 0.2, -1.0], [0.2, 0.2, 1.0], [2.0, 2.0, 0.5]];
 /// let mut counter = IntersectionCounter::default();
 /// assert_eq!(counter.count(&p, &[[0, 1, 2], [3, 4, 5]]), 1);
@@ -415,15 +283,15 @@ fn pairs_in_cell(cell: &[Entry], tris: &[Tri], positions: &[P], near: &mut Vec<(
 pub struct IntersectionCounter {
     /// The finite triangles of the last call.
     tris: Vec<Tri>,
-    /// Their grid listings, by bucket, sorted by cell.
-    buckets: Vec<Vec<Entry>>,
+    /// The grid of their boxes.
+    grid: Grid,
 }
 
 impl std::fmt::Debug for IntersectionCounter {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("IntersectionCounter")
             .field("triangles", &self.tris.len())
-            .field("listings", &self.buckets.iter().map(Vec::len).sum::<usize>())
+            .field("listings", &self.grid.listing_count())
             .finish()
     }
 }
@@ -434,24 +302,41 @@ impl IntersectionCounter {
     /// is left out.
     pub fn count(&mut self, positions: &[[f32; 3]], triangles: &[[u32; 3]]) -> u64 {
         self.tris.clear();
-        self.tris.par_extend(triangles.par_iter().filter_map(|c| Tri::new(*c, positions)));
+        self.tris.extend(triangles.iter().filter_map(|c| Tri::new(*c, positions)));
         if self.tris.len() < 2 {
             return 0;
         }
-        let grid = Grid::over(&self.tris);
-        grid.list(&self.tris, &mut self.buckets);
         let tris = &self.tris;
-        // Buckets in parallel on the current rayon pool; an integer sum, so the same for any pool.
-        self.buckets
-            .par_iter()
-            .map_init(Vec::new, |near, bucket| {
-                bucket
-                    .chunk_by(|a, b| a.cell == b.cell)
-                    .map(|cell| pairs_in_cell(cell, tris, positions, near))
-                    .sum::<u64>()
-            })
-            .sum()
+        // Every triangle is listed in all its cells (one larger than the whole budget would be
+        // paired with every other instead, but the side keeps the cells within the budget).
+        self.grid.build_boxes(cell_side(tris), budget(tris), tris.len(), |k| tris[k].bounds);
+        let mut big = 0;
+        self.grid.for_each_big_pair(|a, b| {
+            big += intersect(&tris[a as usize], &tris[b as usize], positions) as u64
+        });
+        listed_pairs(&self.grid, tris, positions) + big
     }
+}
+
+/// The intersecting pairs of `tris` (at `positions`) that share a cell of `grid`: ranges of
+/// buckets in parallel on the current rayon pool, each bucket's triangles gathered once for its
+/// pairs. An integer sum, so the same for any pool.
+fn listed_pairs(grid: &Grid, tris: &[Tri], positions: &[P]) -> u64 {
+    let buckets = grid.bucket_count();
+    let per_task = buckets.div_ceil(TASKS);
+    (0..TASKS)
+        .into_par_iter()
+        .map_init(Vec::new, |near, task| {
+            let mut count = 0;
+            for b in (task * per_task).min(buckets)..((task + 1) * per_task).min(buckets) {
+                let bucket = grid.bucket_at(b);
+                near.clear();
+                near.extend(bucket.entries().map(|k| tris[k as usize]));
+                bucket.for_each_pair(|i, j| count += intersect(&near[i], &near[j], positions) as u64);
+            }
+            count
+        })
+        .sum()
 }
 
 /// How many pairs of non-adjacent triangles of one cloth intersect (module docs).
@@ -462,35 +347,6 @@ impl IntersectionCounter {
 pub fn intersecting_pairs(positions: &[[f32; 3]], triangles: &[[u32; 3]]) -> u64 {
     IntersectionCounter::default().count(positions, triangles)
 }
-
-/// The largest `|x_a − x_b| / L − 1` over `edges` with rest lengths `rest` (m), or `0` when no
-/// edge is longer than at rest (module docs). Edges with an index out of range, a rest length
-/// `≤ 0` or a non-finite length are left out.
-pub fn max_stretch(positions: &[[f32; 3]], edges: &[[u32; 2]], rest: &[f32]) -> f32 {
-    // In parallel chunks on the current rayon pool; a maximum, so the same for any pool.
-    let n = edges.len().min(rest.len());
-    edges[..n]
-        .par_chunks(STRETCH_CHUNK)
-        .zip(rest[..n].par_chunks(STRETCH_CHUNK))
-        .map(|(edges, rest)| {
-            let mut most = 0.0f32;
-            for (&[a, b], &l) in edges.iter().zip(rest) {
-                let (Some(pa), Some(pb)) = (positions.get(a as usize), positions.get(b as usize)) else {
-                    continue;
-                };
-                let d = [pa[0] - pb[0], pa[1] - pb[1], pa[2] - pb[2]];
-                let s = (d[0] * d[0] + d[1] * d[1] + d[2] * d[2]).sqrt() / l - 1.0;
-                if l > 0.0 && s.is_finite() {
-                    most = most.max(s);
-                }
-            }
-            most
-        })
-        .reduce(|| 0.0, f32::max)
-}
-
-/// Edges per parallel task of [`max_stretch`].
-const STRETCH_CHUNK: usize = 16384;
 
 #[cfg(test)]
 mod tests {
@@ -686,15 +542,5 @@ mod tests {
             counter.count(&p, &t.iter().chain(&t).copied().collect::<Vec<_>>());
             proptest::prop_assert_eq!(counter.count(&p, &t), brute_force(&p, &t));
         }
-    }
-
-    #[test]
-    fn stretch() {
-        let p = [[0.0, 0.0, 0.0], [1.1, 0.0, 0.0], [1.1, 0.5, 0.0]];
-        let s = max_stretch(&p, &[[0, 1], [1, 2]], &[1.0, 1.0]);
-        // |x₁ − x₀| = 1.1 (f32), so the stretch is 0.1 within f32 rounding of 1.1 − 1.
-        assert!((s - 0.1).abs() < 1e-6, "{s}");
-        assert_eq!(max_stretch(&p, &[[1, 2]], &[1.0]), 0.0);
-        assert_eq!(max_stretch(&p, &[[0, 9]], &[1.0]), 0.0);
     }
 }

@@ -1,6 +1,6 @@
 //! Distances between the features of triangles, and a conservative test of whether two moving
-//! features come within a gap of each other: the geometry of surface self-collision (see
-//! [`crate::surface_collision`]).
+//! features come within a gap of each other: the geometry of surface self-collision
+//! (`weft_core::surface_collision`) and of binding a render mesh ([`crate::nearest`]).
 //!
 //! Everything here works in `f64` on positions in m, so that the rounding of the tests is far
 //! below the gaps (a tenth of a millimetre and up) they decide on.
