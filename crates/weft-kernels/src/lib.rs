@@ -21,12 +21,12 @@
 //!   that every thread runs the same phases.
 //! * `shared`: `SharedSlice`, a slice the threads of a team reach at disjoint places, through
 //!   borrows that end with the work item of one phase; with `team`, the crate's only `unsafe`
-//!   definitions. A phase whose items read an array whole or write their own chunk of it is
-//!   safe code (the parts of a team phase): `integrate`, `aero`, `volume`, `collider` and
-//!   `mesh_collider` are written so. Writes scattered across an array by index go through the
-//!   unsafe accessors, called from `schedule`, `stepper`, `self_collision` and
-//!   `surface_collision`, each call with the rule of its phase that makes it sound (the plan
-//!   invariant checked in `weft-core`, or disjoint chunks claimed once per phase).
+//!   definitions. Every phase is a `Team::for_each_chunk` over parts: arrays its items read
+//!   whole or write their own chunk of, which is safe code. Only writes scattered across an
+//!   array by index go through the unsafe accessors `write`, `load` and `store`: in `schedule`
+//!   (a colour's lanes writing their particles and the multipliers of their batch ranges, by
+//!   the plan invariant checked in `weft-core`) and in `self_collision` (a chunk of slots
+//!   moving its slots' particles), each call with the rule of its phase that makes it sound.
 //!
 //! No kernel uses fused multiply-add, so the SIMD path, the scalar path and builds for different
 //! SIMD levels all give the same bits.

@@ -64,6 +64,7 @@
 //! the scalar bits; both kernel paths run them. A particle's contacts are summed in ascending
 //! partner order.
 
+use std::ops::Deref;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 use weft_core::kinds::distance::MIN_LENGTH;
@@ -73,7 +74,7 @@ use wide::f32x8;
 
 use crate::lane::SIMD_WIDTH;
 use crate::records::{Record, gather8};
-use crate::shared::SharedSlice;
+use crate::shared::{Part, SharedSlice};
 use crate::team::{self, Team};
 
 /// How far a taking-part particle may move from where the neighbour lists were built, less a
@@ -474,26 +475,16 @@ fn check_phase(team: &Team<'_>, sc: &SelfCollision, s: SharedScratch<'_>, record
     let m = sc.members().len();
     let d_min = sc.min_thickness();
     let (reuse, repick) = ((REUSE_MARGIN * d_min).powi(2), (REPICK_MARGIN * d_min).powi(2));
-    team.for_each(m.div_ceil(MEMBER_CHUNK), |phase, c| {
+    let parts = (records, s.sorted, s.built, s.picked, s.spread.each_mut());
+    team.for_each_chunk(m.div_ceil(MEMBER_CHUNK), parts, |phase, c, (x, sorted, built, picked, spread)| {
         let range = chunk(c, m);
-        // SAFETY: in this phase nothing writes the positions, the sorted particles, or the
-        // built and picked positions; chunk `c`'s spread and its slots' predicted positions
-        // are written only by the work item that claimed `c` (a slot's particle belongs to
-        // one slot).
-        let (x, sorted, built, picked, spread) = unsafe {
-            (
-                records.read(phase),
-                s.sorted.read(phase),
-                s.built.read(phase),
-                s.picked.read(phase),
-                &mut s.spread.write(phase, c..c + 1)[0],
-            )
-        };
         let (mut moved, mut stale, t) = (false, false, s.shift);
         *spread = [f32::MAX, f32::MAX, f32::MAX, f32::MIN, f32::MIN, f32::MIN];
         for ((&i, b), q) in sorted[range.clone()].iter().zip(&built[range.clone()]).zip(&picked[range]) {
             let p = x[i as usize];
-            // SAFETY: as above.
+            // SAFETY: `predicted` is no part of this phase, and `i` is the particle of one slot
+            // of chunk `c` only (`sorted` holds each member once), so only the work item that
+            // claimed `c` writes element `i` in it; nothing reads it in this phase.
             unsafe { s.predicted.store(phase, i, p) };
             // The displacement since the build, less the common translation (a NaN distance is
             // not within).
@@ -519,18 +510,9 @@ fn check_phase(team: &Team<'_>, sc: &SelfCollision, s: SharedScratch<'_>, record
 /// the chunks.
 fn repick_phase(team: &Team<'_>, sc: &SelfCollision, s: SharedScratch<'_>, records: SharedSlice<'_, Record>) {
     let m = sc.members().len();
-    team.for_each(m.div_ceil(MEMBER_CHUNK), |phase, c| {
+    let parts = (records, s.sorted, s.lists.each_mut(), s.picked.slice(0..m).chunks_mut(MEMBER_CHUNK));
+    team.for_each_chunk(m.div_ceil(MEMBER_CHUNK), parts, |_, c, (x, sorted, l, picked)| {
         let range = chunk(c, m);
-        // SAFETY: nothing writes the positions or the sorted particles in this phase; chunk
-        // `c`'s lists and picked positions are touched only by the work item that claimed `c`.
-        let (x, sorted, l, picked) = unsafe {
-            (
-                records.read(phase),
-                s.sorted.read(phase),
-                &mut s.lists.write(phase, c..c + 1)[0],
-                s.picked.write(phase, range.clone()),
-            )
-        };
         for (q, &i) in picked.iter_mut().zip(&sorted[range]) {
             *q = x[i as usize];
         }
@@ -548,17 +530,9 @@ fn sort_phase(team: &Team<'_>, sc: &SelfCollision, s: SharedScratch<'_>, records
     let (members, thickness) = (sc.members(), sc.thickness());
     let m = members.len();
     let side = (LIST_SCALE * sc.max_thickness()) as f64;
-    team.for_each(1, |phase, _| {
-        // SAFETY: a single work item in this phase; nothing else touches these buffers, and
-        // nothing writes the positions.
-        let (grid, sorted, sorted_x, x) = unsafe {
-            (
-                &mut s.grid.write(phase, 0..1)[0],
-                s.sorted.write(phase, 0..m),
-                s.sorted_x.write(phase, 0..m),
-                records.read(phase),
-            )
-        };
+    let parts =
+        (s.grid.each_mut(), s.sorted.slice(0..m).whole_mut(), s.sorted_x.slice(0..m).whole_mut(), records);
+    team.for_each_chunk(1, parts, |_, _, (grid, sorted, sorted_x, x)| {
         grid.build_points(side, m, |k| {
             let p = x[members[k] as usize];
             [p[0], p[1], p[2]]
@@ -577,37 +551,38 @@ fn sort_phase(team: &Team<'_>, sc: &SelfCollision, s: SharedScratch<'_>, records
 /// the positions of the build and the pick.
 fn list_phase(team: &Team<'_>, sc: &SelfCollision, s: SharedScratch<'_>, records: SharedSlice<'_, Record>) {
     let m = sc.members().len();
-    team.for_each(m.div_ceil(MEMBER_CHUNK), |phase, c| {
-        let range = chunk(c, m);
-        // SAFETY: the grid and the slots are complete (the previous phase); in this phase
-        // nothing writes them or the positions, and chunk `c`'s lists, spread, built and picked
-        // positions and its slots' predicted positions are written only by the work item that
-        // claimed `c` (a slot's particle belongs to one slot).
-        let (grid, sorted, sorted_x, x, l, built, picked, spread) = unsafe {
-            (
-                &s.grid.read(phase)[0],
-                s.sorted.read(phase),
-                s.sorted_x.read(phase),
-                records.read(phase),
-                &mut s.lists.write(phase, c..c + 1)[0],
-                s.built.write(phase, range.clone()),
-                s.picked.write(phase, range.clone()),
-                &mut s.spread.write(phase, c..c + 1)[0],
-            )
-        };
-        *spread = [0.0; 6];
-        for ((&i, b), q) in sorted[range.clone()].iter().zip(built).zip(picked) {
-            let p = x[i as usize];
-            (*b, *q) = (p, p);
-            // SAFETY: as above.
-            unsafe { s.predicted.store(phase, i, p) };
-        }
-        build_lists(sc, (grid, sorted, sorted_x), range, x, l);
-        l.hot.pick(&l.built, x, HOT_SCALE, &mut l.bits);
-        if s.fresh {
-            l.near.pick(&l.built, x, SEARCH_SCALE, &mut l.bits);
-        }
-    });
+    let n = MEMBER_CHUNK;
+    let parts = (
+        s.grid,
+        s.sorted,
+        s.sorted_x,
+        records,
+        s.lists.each_mut(),
+        s.built.slice(0..m).chunks_mut(n),
+        s.picked.slice(0..m).chunks_mut(n),
+        s.spread.each_mut(),
+    );
+    team.for_each_chunk(
+        m.div_ceil(n),
+        parts,
+        |phase, c, (grid, sorted, sorted_x, x, l, built, picked, spread)| {
+            let (range, grid) = (chunk(c, m), &grid[0]);
+            *spread = [0.0; 6];
+            for ((&i, b), q) in sorted[range.clone()].iter().zip(built).zip(picked) {
+                let p = x[i as usize];
+                (*b, *q) = (p, p);
+                // SAFETY: `predicted` is no part of this phase, and `i` is the particle of one slot
+                // of chunk `c` only (`sorted` holds each member once), so only the work item that
+                // claimed `c` writes element `i` in it; nothing reads it in this phase.
+                unsafe { s.predicted.store(phase, i, p) };
+            }
+            build_lists(sc, (grid, sorted, sorted_x), range, x, l);
+            l.hot.pick(&l.built, x, HOT_SCALE, &mut l.bits);
+            if s.fresh {
+                l.near.pick(&l.built, x, SEARCH_SCALE, &mut l.bits);
+            }
+        },
+    );
 }
 
 /// Builds the lists of the slots `slots` (a chunk) at the positions `x` into `out.built`: each
@@ -876,15 +851,19 @@ fn correct_chunk(
 /// one record per particle, that no other code touches `records`, `displacement` or the scratch
 /// during the call, and nothing writes `prev`.
 #[allow(clippy::too_many_arguments)]
-pub(crate) fn solve_phases(
+pub(crate) fn solve_phases<X>(
     team: &Team<'_>,
     sc: &SelfCollision,
     s: SharedScratch<'_>,
     records: SharedSlice<'_, Record>,
     displacement: SharedSlice<'_, Record>,
-    prev: SharedSlice<'_, Record>,
+    prev: X,
     iteration: usize,
-) -> u64 {
+) -> u64
+where
+    X: Part,
+    for<'p> X::Out<'p>: Deref<Target = [Record]>,
+{
     let members = sc.members();
     let m = members.len();
     if m == 0 {
@@ -898,22 +877,10 @@ pub(crate) fn solve_phases(
     let mut exact = s.exact.load(Ordering::Relaxed);
     let mut degenerate = 0u64;
     if !exact {
-        team.for_each(chunks, |phase, c| {
-            let range = chunk(c, m);
-            // SAFETY: in this phase nothing writes the positions, the previous, picked or
-            // predicted positions or the sorted particles (the corrections go to `delta`), and
-            // chunk `c`'s lists and `delta` are touched only by the work item that claimed `c`.
-            let (x, prev, sorted, picked, predicted, l, out) = unsafe {
-                (
-                    records.read(phase),
-                    prev.read(phase),
-                    s.sorted.read(phase),
-                    s.picked.read(phase),
-                    s.predicted.read(phase),
-                    &mut s.lists.write(phase, c..c + 1)[0],
-                    s.delta.write(phase, range.clone()),
-                )
-            };
+        let out = s.delta.slice(0..m).chunks_mut(MEMBER_CHUNK);
+        let parts = (records, prev, s.sorted, s.picked, s.predicted, s.lists.each_mut(), out);
+        team.for_each_chunk(chunks, parts, |_, c, (x, prev, sorted, picked, predicted, l, out)| {
+            let (range, prev) = (chunk(c, m), &*prev);
             if c == 0 {
                 // The flag of the next iteration, which every thread read before the last barrier.
                 next.store(false, Ordering::Relaxed);
@@ -935,11 +902,7 @@ pub(crate) fn solve_phases(
             (exact, degenerate) = (true, 0);
             s.exact.store(true, Ordering::Relaxed);
             // The step's neighbours, for this projection and the step's later ones.
-            team.for_each(chunks, |phase, c| {
-                // SAFETY: nothing writes the predicted positions in this phase, and chunk
-                // `c`'s lists are touched only by the work item that claimed `c`.
-                let (predicted, l) =
-                    unsafe { (s.predicted.read(phase), &mut s.lists.write(phase, c..c + 1)[0]) };
+            team.for_each_chunk(chunks, (s.predicted, s.lists.each_mut()), |_, c, (predicted, l)| {
                 l.near.pick(&l.built, predicted, SEARCH_SCALE, &mut l.bits);
                 if c == 0 {
                     s.fallbacks.fetch_add(1, Ordering::Relaxed);
@@ -948,27 +911,14 @@ pub(crate) fn solve_phases(
         }
     }
     if exact {
-        team.for_each(chunks, |phase, c| {
-            let range = chunk(c, m);
-            // SAFETY: in this phase nothing writes the positions or the previous positions,
-            // and chunk `c`'s lists and `delta` are touched only by the work item that claimed
-            // `c`.
-            let (x, prev, l, out) = unsafe {
-                (
-                    records.read(phase),
-                    prev.read(phase),
-                    &mut s.lists.write(phase, c..c + 1)[0],
-                    s.delta.write(phase, range),
-                )
-            };
+        let parts = (records, prev, s.lists.each_mut(), s.delta.slice(0..m).chunks_mut(MEMBER_CHUNK));
+        team.for_each_chunk(chunks, parts, |_, _, (x, prev, l, out)| {
+            let prev = &*prev;
             degenerate += correct_chunk(&l.near, (x, prev), &mut l.bits, out);
         });
     }
-    team.for_each(chunks, |phase, c| {
+    team.for_each_chunk(chunks, (s.delta, s.sorted), |phase, c, (delta, sorted)| {
         let range = chunk(c, m);
-        // SAFETY: the corrections are complete (the previous phase) and not written in this
-        // one, and nothing writes the sorted particles.
-        let (delta, sorted) = unsafe { (s.delta.read(phase), s.sorted.read(phase)) };
         for (&i, dx) in sorted[range.clone()].iter().zip(&delta[range]) {
             if dx[3] != 0.0 {
                 // SAFETY: `i` is the particle of one slot of chunk `c` only (`sorted` holds
@@ -1002,8 +952,6 @@ pub fn solve(sc: &SelfCollision, positions: &mut [Record], prev: &[Record], swee
     let mut moved = vec![[0.0; 4]; positions.len()];
     let displacement = SharedSlice::new(&mut moved);
     let records = SharedSlice::new(positions);
-    // SAFETY: the phases only read the previous positions.
-    let prev = unsafe { SharedSlice::read_only(prev) };
     team::run(
         |team| {
             search_phases(team, sc, s, records);

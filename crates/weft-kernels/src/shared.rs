@@ -25,14 +25,12 @@
 //!
 //! Writes scattered across an array by index (the lanes of a colour batch writing their
 //! particles, a chunk of self-collision slots moving its slots' particles) are disjoint by an
-//! invariant of the data that no type carries. Those phases reach the array through the unsafe
-//! accessors `read`, `write`, `load` and `store` (from `Team::for_each`, or inside a safe phase
-//! for an array that is not one of its parts), each call stating the rule of its phase that
-//! makes it sound:
+//! invariant of the data that no type carries. Those phases reach such an array through the
+//! unsafe accessors `write`, `load` and `store` (inside a phase, for an array that is not one of
+//! its parts), each call stating the rule of its phase that makes it sound:
 //!
-//! * **reads**: no work item of the phase writes the elements (e.g. the previous positions
-//!   during the constraint phases, written only by the prediction phase);
-//! * **writes**: each work item writes only its own elements, which no other item of the phase
+//! * **reads** (`load`): no work item of the phase writes the element;
+//! * **writes** (`write`, `store`): each work item writes only its own elements, which no other item of the phase
 //!   reads or writes: in a batch plan, the particles of a block or of a colour's lanes (the plan
 //!   invariant that `weft-core` checks when it builds a plan, see
 //!   `weft_core::colouring::BatchPlan::assert_invariant`), and the multipliers `λ` of the
@@ -81,37 +79,9 @@ impl<'a, T> SharedSlice<'a, T> {
         SharedSlice { ptr: slice.as_mut_ptr(), len: slice.len(), _borrow: PhantomData }
     }
 
-    /// Shares `slice` for reading only.
-    ///
-    /// # Safety
-    /// Nothing ever writes through the handle or its copies: `write` and `store` are never
-    /// called on them, and they are never made into a part that writes (`chunks_mut`,
-    /// `whole_mut`, `each_mut`). A plain `&[T]` is a safe [`Part`] that reads.
-    pub(crate) unsafe fn read_only(slice: &'a [T]) -> Self
-    where
-        T: Sync,
-    {
-        SharedSlice { ptr: slice.as_ptr().cast_mut(), len: slice.len(), _borrow: PhantomData }
-    }
-
     /// The number of elements.
     pub(crate) fn len(&self) -> usize {
         self.len
-    }
-
-    /// All elements, shared, for the work item that holds `phase`.
-    ///
-    /// # Safety
-    /// No work item of this phase writes any element.
-    #[inline]
-    pub(crate) unsafe fn read<'p>(&self, _phase: &'p Phase) -> &'p [T]
-    where
-        'a: 'p,
-    {
-        // SAFETY: the pointer and length come from a live `&'a mut [T]` (and `'a` outlives the
-        // returned borrow); the caller guarantees that nothing writes through any copy of this
-        // handle while the work item that holds `phase` runs, which the borrow cannot outlive.
-        unsafe { std::slice::from_raw_parts(self.ptr, self.len) }
     }
 
     /// The elements `range`, mutably, for the work item that holds `phase`.
@@ -377,6 +347,16 @@ macro_rules! parts_of_tuple {
             }
         }
     };
+}
+
+// SAFETY: no part: no key, nothing borrowed.
+unsafe impl Parts for () {
+    type Out<'p> = ();
+
+    fn for_each_key(&self, _f: impl FnMut(PartKey)) {}
+
+    #[inline(always)]
+    unsafe fn get<'p>(self, _c: usize) -> Self::Out<'p> {}
 }
 
 parts_of_tuple!(A 0);

@@ -419,20 +419,8 @@ fn alone(
     p: &ParticleArrays<'_>,
     mut f: impl FnMut(&mut Scratch, &[Record], &mut [Record], &mut [Record]),
 ) {
-    team.for_each(1, |phase, _| {
-        let len = p.len;
-        // SAFETY: one work item in this phase, so no other item touches the scratch, the
-        // positions or the displacements; nothing writes the previous positions in it.
-        let (s, prev, x, d) = unsafe {
-            (
-                &mut scratch.write(phase, 0..1)[0],
-                p.prev.read(phase),
-                p.positions.write(phase, 0..len),
-                p.displacement.write(phase, 0..len),
-            )
-        };
-        f(s, prev, x, d);
-    });
+    let parts = (scratch.each_mut(), p.prev, p.positions.whole_mut(), p.displacement.whole_mut());
+    team.for_each_chunk(1, parts, |_, _, (s, prev, x, d)| f(s, prev, x, d));
 }
 
 /// Stage 4 of a step: the contacts, at the prediction.

@@ -125,7 +125,7 @@ pub(crate) struct Team<'a> {
 }
 
 /// The proof that code runs inside one phase of a team, handed to each work item by
-/// [`Team::for_each`].
+/// [`Team::for_each_chunk`].
 ///
 /// Shared data is reached through a phase (see `crate::shared::SharedSlice`): a borrow taken
 /// with `&Phase` lives no longer than the work item that was given it, so no borrow of shared
@@ -137,19 +137,6 @@ pub(crate) struct Phase {
 impl<'a> Team<'a> {
     fn new(shared: &'a Shared) -> Self {
         Team { shared, in_phase: Cell::new(false) }
-    }
-
-    /// One phase: runs `f(phase, i)` for every `i < items`, each exactly once, spread over the
-    /// team's threads; returns when every thread has finished the phase. Shared arrays are
-    /// reached from `f` only through the unsafe accessors of `crate::shared::SharedSlice`;
-    /// prefer [`Team::for_each_chunk`].
-    ///
-    /// # Panics
-    /// If another thread of the team is in a different phase (module docs), or this thread is
-    /// inside a phase already.
-    #[track_caller]
-    pub(crate) fn for_each(&self, items: usize, f: impl FnMut(&Phase, usize)) {
-        self.phase(plain_key(items, Location::caller()), &[], items, f);
     }
 
     /// One phase over `parts` (see `crate::shared`): runs `f(phase, i, borrows)` for every
@@ -334,7 +321,7 @@ mod tests {
                     |team| {
                         let mut mine = 0;
                         for phase in 0..20 {
-                            team.for_each(1000, |_, i| {
+                            team.for_each_chunk(1000, (), |_, i, ()| {
                                 // Phase p must see every item of phase p − 1 done.
                                 assert_eq!(hits[i].load(Ordering::Relaxed), phase);
                                 hits[i].fetch_add(1, Ordering::Relaxed);
@@ -360,7 +347,7 @@ mod tests {
                     run(
                         |team| {
                             for _ in 0..3 {
-                                team.for_each(10, |_, i| assert_ne!(i, 7, "item 7 fails"));
+                                team.for_each_chunk(10, (), |_, i, ()| assert_ne!(i, 7, "item 7 fails"));
                             }
                         },
                         |(), ()| (),
@@ -458,11 +445,15 @@ mod tests {
                     team.for_each_chunk(10, (s.chunks_mut(10),), |_, _, _| ());
                 });
             }));
-            assert!(panics(threads, |team| team.for_each(2, |_, _| team.for_each(2, |_, _| ()))));
+            assert!(panics(threads, |team| team.for_each_chunk(2, (), |_, _, ()| team.for_each_chunk(
+                2,
+                (),
+                |_, _, ()| ()
+            ))));
             // A phase that panicked, the panic caught: the thread cannot go on to the next.
             assert!(panics(threads, |team| {
                 let caught = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                    team.for_each(2, |_, i| assert_ne!(i, 1, "item 1 fails"));
+                    team.for_each_chunk(2, (), |_, i, ()| assert_ne!(i, 1, "item 1 fails"));
                 }));
                 assert!(caught.is_err());
                 team.for_each_chunk(10, (s.chunks_mut(10),), |_, _, (x,)| x.fill(1));
@@ -493,7 +484,7 @@ mod tests {
                 while ids.load(Ordering::Relaxed) < threads {
                     std::hint::spin_loop();
                 }
-                team.for_each(10 + id, |_, _| ());
+                team.for_each_chunk(10 + id, (), |_, _, ()| ());
             }));
         }
     }
