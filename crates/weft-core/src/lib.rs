@@ -22,6 +22,7 @@
 //! * [`binding`]: a render mesh bound to the simulated proxy; [`normals`]: smooth vertex normals.
 //! * [`polygons`]: the faces as given (triangles, quads, n-gons, with UVs), for the caches.
 //! * [`quality`]: intersecting triangle pairs and stretch, for statistics and tests.
+//! * [`moving`]: colliders moved between frames from outside the scene.
 //! * [`self_collision`]: particle self-collision; [`surface_collision`] and [`proximity`]: thin
 //!   layers, vertex against triangle and edge against edge.
 //!
@@ -43,6 +44,7 @@ pub mod limits;
 pub mod mesh;
 pub mod mesh_collider;
 pub mod model;
+pub mod moving;
 pub mod normals;
 pub mod particles;
 pub mod polygons;
