@@ -67,7 +67,7 @@ def bake(
     scene: SceneLike,
     out: StrPath,
     *,
-    formats: Union[str, Sequence[str], None] = ("pc2",),
+    formats: Union[str, Sequence[str], None] = None,
     threads: Optional[int] = None,
     progress: Optional[Callable[[int, int], Any]] = None,
     resume: bool = False,
@@ -76,6 +76,8 @@ def bake(
     checkpoint_every: Optional[int] = None,
 ) -> Dict[str, Any]:
     """Bakes ``scene`` into ``out`` as ``weft bake`` does; returns the fields of ``summary.toml``.
+
+    ``formats``: ``"pc2"``, ``"usd"``, ``"obj"``, a comma list or a sequence (``None``: PC2).
 
     ``progress(frame, frames)`` is called after every frame. The GIL is released while the bake
     runs. Ctrl-C (or ``progress`` raising) stops it after a frame with its checkpoint kept, then
