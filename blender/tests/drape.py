@@ -101,7 +101,9 @@ if png:
     plane.color = (0.9, 0.45, 0.15, 1.0)
     for polygon in plane.data.polygons:
         polygon.use_smooth = True
-    scene.render.resolution_x, scene.render.resolution_y = 800, 600
+    scene.render.resolution_x, scene.render.resolution_y = 640, 480
+    scene.render.image_settings.color_mode = "RGB"
+    scene.render.image_settings.compression = 100
     scene.render.filepath = png
     bpy.ops.render.render(write_still=True)
 

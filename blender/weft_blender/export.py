@@ -235,7 +235,7 @@ def cache_folder(scene):
     if setting.startswith("//") and not bpy.data.filepath:
         import tempfile
 
-        return os.path.join(tempfile.gettempdir(), "weft_cache", setting[2:].strip("/") or "weft_cache")
+        return os.path.join(tempfile.gettempdir(), setting[2:].strip("/") or "weft_cache")
     return os.path.abspath(bpy.path.abspath(setting))
 
 
@@ -255,6 +255,12 @@ def write_scene(context):
     scene.frame_set(scene.frame_start)
     taken, names = set(), {}
     cloth_tables = []
+    for obj in cloths:
+        if obj.animation_data and obj.animation_data.action:
+            raise ExportError(
+                f"cloth '{obj.name}' has keyframes of its own: a cloth's motion is the bake's; clear them "
+                "(Object ▸ Animation ▸ Clear Keyframes)"
+            )
     for obj in cloths:
         fit_to_weft_axes(obj)
         names[obj.name] = weft_name(obj.name, taken)

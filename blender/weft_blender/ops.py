@@ -87,7 +87,7 @@ class WEFT_OT_bake(bpy.types.Operator):
         print(f"weft: baking {bake.frames} frames with {bake.via}", flush=True)
         shown = -1
         while not bake.wait(0.2):
-            if bake.frame != shown and bake.frame % 10 == 0:
+            if bake.tells_frames and bake.frame != shown and bake.frame % 10 == 0:
                 shown = bake.frame
                 print(f"weft: frame {bake.frame} of {bake.frames}", flush=True)
         return self._finish(context, bake)
@@ -119,9 +119,8 @@ class WEFT_OT_bake(bpy.types.Operator):
         wm = context.window_manager
         wm.progress_update(bake.frame)
         seconds = time.monotonic() - self._started
-        context.workspace.status_text_set(
-            f"weft: frame {bake.frame} of {bake.frames} ({seconds:.0f} s, {bake.via}); Esc cancels"
-        )
+        done = f"frame {bake.frame} of {bake.frames}" if bake.tells_frames else f"{bake.frames} frames"
+        context.workspace.status_text_set(f"weft: baking {done} ({seconds:.0f} s, {bake.via}); Esc cancels")
         if not bake.done:
             return {"RUNNING_MODAL"}
         wm.event_timer_remove(self._timer)

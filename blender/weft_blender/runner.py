@@ -59,6 +59,8 @@ class Bake:
         self.error = None
         self.cancelled = False
         self.via = None
+        #: Whether ``frame`` counts the frames as they end (the module tells them; the binary not).
+        self.tells_frames = False
         self._cancel = threading.Event()
         self._thread = None
 
@@ -66,6 +68,7 @@ class Bake:
         module = find_module()
         if module is not None:
             self.via = f"the weft module {getattr(module, '__version__', '')}".strip()
+            self.tells_frames = True
             target = lambda: self._with_module(module)  # noqa: E731
         else:
             binary = find_binary()
