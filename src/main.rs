@@ -295,7 +295,7 @@ fn run(cli: Cli) -> Result<(), Failure> {
         Command::Demo(args) => {
             let options = args.output.bake_options(&args.out, Limits::default());
             let demo = weft::demo::run(&options, &mut args.output.progress())?;
-            let files = [demo.bake.files.as_slice(), &[demo.summary.clone()]].concat();
+            let files = [demo.bake.files.as_slice(), std::slice::from_ref(&demo.summary)].concat();
             if !args.output.quiet {
                 print_summary(&demo.bake, &files);
             }
