@@ -120,4 +120,10 @@ assert max(c.z for c in corners) < 0.7, "its corners hang down around the sphere
 inside = min((v - centre).length for v in world)
 assert inside > 0.5 - 0.005, f"no vertex inside the sphere ({inside:.4f} m from its centre)"
 
+# Baking again (nothing changed) goes on from nothing: the same cache, the mesh not moved again.
+before = [tuple(v.co) for v in plane.data.vertices]
+first = open(cache, "rb").read()
+assert bpy.ops.weft.bake() == {"FINISHED"}
+assert [tuple(v.co) for v in plane.data.vertices] == before and open(cache, "rb").read() == first
+
 print("weft drape: ok")

@@ -57,9 +57,11 @@ def roles(scene):
 
 def fit_to_weft_axes(obj):
     """Gives cloth ``obj`` the transform ``AXES``, moving its rest mesh so that it stays where it
-    is in the world (a no-op for a cloth baked before)."""
+    is in the world. A cloth baked before has it already (to the rounding of Blender's rotation,
+    about 1e-7), and is left as it is, so that baking again never moves its mesh."""
     to_weft = TO_WEFT @ obj.matrix_world
-    if to_weft != Matrix.Identity(4):
+    identity = Matrix.Identity(4)
+    if any(abs(to_weft[i][j] - identity[i][j]) > 1e-6 for i in range(4) for j in range(4)):
         obj.data.transform(to_weft)
         obj.matrix_world = AXES
         obj.data.update()
