@@ -6,12 +6,13 @@
 //! stretch edge within 2 % of its rest length; the pinned flag is tethered to its pins), a little
 //! stretch (`1e-4` m/N) and shear (`1e-3` m/N) compliance, 0.2 kg/m², velocity damping 0.5 1/s. Its text, [`SCENE`], is compiled into the binary and is
 //! the file `examples/flag.toml` of the source tree; [`run`] writes it next to the caches as
-//! `demo.toml`, so `weft bake DIR/demo.toml --out OTHER` writes the same bytes again.
+//! `demo.toml`, so `weft bake DIR/demo.toml --out OTHER` writes the same bytes again, and the bake's
+//! `summary.toml`, which names it (`weft report DIR` draws the flag from it).
 
 use std::io;
 use std::path::{Path, PathBuf};
 
-use weft_bake::{BakeError, BakeOptions, BakeReport, Progress, bake_with_progress};
+use weft_bake::{BakeError, BakeOptions, BakeReport, Progress, bake_with_progress, write_summary};
 use weft_io::StagedFile;
 
 /// The demo scene (the text of `examples/flag.toml`).
@@ -30,17 +31,21 @@ pub struct DemoReport {
     pub scene: PathBuf,
     /// The bake of that scene.
     pub bake: BakeReport,
+    /// The bake's `DIR/summary.toml`, naming the scene (so that `weft report DIR` draws its
+    /// previews).
+    pub summary: PathBuf,
 }
 
 /// Bakes [`SCENE`] with `options` (output directory, formats, threads, kernel, limits), telling
 /// `progress` of every frame, then writes the scene to `DIR/`[`SCENE_FILE`] (under a temporary
-/// name, renamed when complete).
+/// name, renamed when complete) and the bake's `summary.toml`, as `weft bake` does.
 pub fn run(options: &BakeOptions, progress: &mut dyn Progress) -> Result<DemoReport, BakeError> {
     let scene_path = options.out_dir.join(SCENE_FILE);
     let scene = weft_io::parse_scene(SCENE, &scene_path, &options.limits)?;
     let bake = bake_with_progress(&scene, options, progress)?;
     write_scene(&scene_path).map_err(|source| BakeError::File { path: scene_path.clone(), source })?;
-    Ok(DemoReport { scene: scene_path, bake })
+    let summary = write_summary(&scene, options, &bake)?;
+    Ok(DemoReport { scene: scene_path, bake, summary })
 }
 
 /// Writes [`SCENE`] to `path` via `path.partial` (removed again on failure).

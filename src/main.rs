@@ -295,15 +295,17 @@ fn run(cli: Cli) -> Result<(), Failure> {
         Command::Demo(args) => {
             let options = args.output.bake_options(&args.out, Limits::default());
             let demo = weft::demo::run(&options, &mut args.output.progress())?;
+            let files = [demo.bake.files.as_slice(), std::slice::from_ref(&demo.summary)].concat();
             if !args.output.quiet {
-                print_summary(&demo.bake);
+                print_summary(&demo.bake, &files);
             }
             print(&format!(
-                "demo: {}\n  scene: {}\n  again: weft bake {} --out {}\n",
-                summary::file_list(&demo.bake.files),
+                "demo: {}\n  scene: {}\n  again: {} bake {} --out {}\n",
+                summary::file_list(&files),
                 demo.scene.display(),
-                demo.scene.display(),
-                args.out.join("again").display(),
+                summary::this_program(),
+                summary::shell_word(&demo.scene.display().to_string()),
+                summary::shell_word(&args.out.join("again").display().to_string()),
             ))
         }
         Command::Bench(args) => {
@@ -346,9 +348,9 @@ fn bake(args: BakeArgs) -> Result<(), Failure> {
         batch::Plan::Single { scene, out } => {
             options.out_dir = out;
             let report = bake_with_progress(&scene, &options, &mut args.output.progress())?;
-            write_summary(&scene, &options, &report)?;
+            let summary = write_summary(&scene, &options, &report)?;
             if !args.output.quiet {
-                print_summary(&report);
+                print_summary(&report, &[report.files.as_slice(), &[summary]].concat());
             }
             Ok(())
         }
@@ -368,9 +370,9 @@ fn bake(args: BakeArgs) -> Result<(), Failure> {
     }
 }
 
-/// The bake summary on stderr.
-fn print_summary(report: &BakeReport) {
-    let _ = io::stderr().write_all(summary::summary(report).as_bytes());
+/// The bake summary on stderr, listing `files` as written.
+fn print_summary(report: &BakeReport, files: &[PathBuf]) {
+    let _ = io::stderr().write_all(summary::summary(report, files).as_bytes());
 }
 
 /// Writes `text` to stdout; a closed pipe (`weft validate s.toml | head -1`) is not an error.

@@ -9,8 +9,9 @@ use weft::core::kinds::SummaryLine;
 use weft::kernels::KernelPath;
 
 /// A few lines for a person: frames, steps, time, threads, SIMD level, degenerate projections,
-/// constraints dropped at build, the final `|C|` and the files written.
-pub(crate) fn summary(report: &BakeReport) -> String {
+/// constraints dropped at build, the final `|C|` and the files written (`files`: the bake's and
+/// `summary.toml`).
+pub(crate) fn summary(report: &BakeReport, files: &[PathBuf]) -> String {
     let mut s = String::new();
     if let Some(note) = &report.resume_note {
         let _ = writeln!(s, "not resumed: {note}; baked from frame 0");
@@ -21,7 +22,7 @@ pub(crate) fn summary(report: &BakeReport) -> String {
     let measured = Measured::of(report);
     contacts(&mut s, report, &measured);
     quality(&mut s, report, &measured);
-    let _ = writeln!(s, "  wrote {}", file_list(&report.files));
+    let _ = writeln!(s, "  wrote {}", file_list(files));
     s
 }
 
@@ -250,9 +251,39 @@ pub(crate) fn file_list(files: &[PathBuf]) -> String {
     format!("{} file{plural} in {dir}: {}", files.len(), names.join(", "))
 }
 
+/// How to run this program again from the same folder: the path it was started by when that
+/// names a file (`target/release/weft`), else `weft` (found on the `PATH`), as one shell word.
+pub(crate) fn this_program() -> String {
+    let arg0 = std::env::args_os().next().map(|a| a.to_string_lossy().into_owned()).unwrap_or_default();
+    if arg0.contains(std::path::MAIN_SEPARATOR) || arg0.contains('/') {
+        shell_word(&arg0)
+    } else {
+        "weft".to_string()
+    }
+}
+
+/// `word` as one word of a POSIX shell: as it is when it holds only letters, digits and
+/// `_ - . / + = : , @ %`, else in single quotes.
+pub(crate) fn shell_word(word: &str) -> String {
+    let plain = |c: char| c.is_ascii_alphanumeric() || "_-./+=:,@%".contains(c);
+    if !word.is_empty() && word.chars().all(plain) {
+        word.to_string()
+    } else {
+        format!("'{}'", word.replace('\'', r"'\''"))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn shell_words() {
+        assert_eq!(shell_word("target/release/weft"), "target/release/weft");
+        assert_eq!(shell_word("my dir/weft"), "'my dir/weft'");
+        assert_eq!(shell_word("it's"), r"'it'\''s'");
+        assert_eq!(shell_word(""), "''");
+    }
 
     #[test]
     fn long_file_lists_are_elided() {
@@ -291,8 +322,8 @@ mod tests {
 
     #[test]
     fn held_states_are_reported_only_when_there_are_some() {
-        assert!(summary(&report(3)).contains("  held: 3 ("), "{}", summary(&report(3)));
-        assert!(!summary(&report(0)).contains("held:"), "{}", summary(&report(0)));
+        assert!(summary(&report(3), &[]).contains("  held: 3 ("), "{}", summary(&report(3), &[]));
+        assert!(!summary(&report(0), &[]).contains("held:"), "{}", summary(&report(0), &[]));
     }
 
     #[test]
@@ -313,7 +344,7 @@ mod tests {
             start_intersections: None,
             ..report(0)
         };
-        let s = summary(&r);
+        let s = summary(&r, &[]);
         assert!(
             s.contains(
                 "  substeps chosen to a largest strain of 2.000 %: 4 to 16 per frame (allowed 4 to \
@@ -327,7 +358,7 @@ mod tests {
         );
         r.per_frame[1].max_stretch = 0.015;
         r.per_frame[2].max_stretch = 0.02;
-        assert!(!summary(&r).contains("over the tolerance"), "{}", summary(&r));
-        assert!(!summary(&report(0)).contains("substeps chosen"), "a fixed count says nothing");
+        assert!(!summary(&r, &[]).contains("over the tolerance"), "{}", summary(&r, &[]));
+        assert!(!summary(&report(0), &[]).contains("substeps chosen"), "a fixed count says nothing");
     }
 }

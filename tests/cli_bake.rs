@@ -26,6 +26,9 @@ fn seed_example_lands_exactly_at_one_and_one_and_a_half_metres() {
         let summary = String::from_utf8_lossy(&output.stderr);
         assert!(summary.contains("baked 1 frame (1 time step)"), "{summary}");
         assert!(summary.contains("degenerate projections: 0"), "{summary}");
+        let wrote =
+            format!("  wrote 3 files in {}: seed.pc2, stats.csv, summary.toml\n", dir.path().display());
+        assert!(summary.contains(&wrote), "{summary}");
 
         let pc2 = read_pc2(&dir.path().join("seed.pc2")).unwrap();
         assert_eq!((pc2.point_count, pc2.sample_count), (2, 2));
@@ -175,6 +178,23 @@ fn demo_writes_a_pc2_and_a_scene_that_bakes_the_same_bytes() {
     let output = WEFT.run_ok([OsStr::new("demo"), "--out".as_ref(), demo.as_ref(), "-q".as_ref()]);
     let stdout = String::from_utf8_lossy(&output.stdout);
     assert!(stdout.contains(&demo.join("demo.toml").display().to_string()), "{stdout}");
+    // Every file it wrote is listed, and the command to bake it again names this very binary.
+    assert!(
+        stdout.starts_with(&format!(
+            "demo: 3 files in {}: flag.pc2, stats.csv, summary.toml\n",
+            demo.display()
+        ))
+    );
+    let again = format!(
+        "  again: {} bake {} --out {}\n",
+        WEFT.0,
+        demo.join("demo.toml").display(),
+        demo.join("again").display()
+    );
+    assert!(stdout.ends_with(&again), "{stdout}");
+    // Its summary.toml names the scene, so that `weft report` draws the flag.
+    WEFT.run_ok([OsStr::new("report"), demo.as_ref()]);
+    assert!(demo.join("report/sheet.png").is_file() && demo.join("report/frame_0090.png").is_file());
 
     let bytes = fs::read(demo.join("flag.pc2")).unwrap();
     let (points, samples) = (48 * 32, 91);

@@ -9,15 +9,16 @@ use std::time::{Duration, Instant};
 use weft_core::Rule;
 use weft_core::limits::RAISE_HINT;
 use weft_core::model::ClothInfo;
-use weft_core::{Model, SimSettings, StrainTolerance};
+use weft_core::{Model, SimSettings};
 use weft_io::checkpoint::{CHECKPOINT_FILE, Checkpoint, read_checkpoint, write_checkpoint};
 use weft_io::{CacheFormat, CacheSpec, Scene, StagedFile, create_cache, resume_cache};
-use weft_kernels::{StepOptions, StepStats, Stepper};
+use weft_kernels::StepStats;
 
-use crate::checkpointing::{self, CheckpointPolicy, Schedule, Snapshot};
+use crate::checkpointing::{self, CheckpointPolicy, Schedule};
+use crate::frame::FrameStepper;
 use crate::output::{FrameWriter, OpenCache, Output};
 use crate::progress::Progress;
-use crate::stats::{Cadence, Quality, STATS_FILE, STATS_HEADER};
+use crate::stats::{Cadence, STATS_FILE, STATS_HEADER};
 use crate::{BakeError, BakeOptions, BakeReport, FrameStats};
 
 /// Bakes `scene` (see the [crate docs](crate)).
@@ -133,8 +134,8 @@ fn run(
 /// checkpoint); then, frame by frame, **step** the frame (again, from its start, while it ends
 /// over the strain tolerance), take the output back from writing the frame before and **close**
 /// the frame (its positions to the output, the next frame's count, progress), **emit** it (to
-/// the output's thread, or written in line) and write a **checkpoint** when one is due; then
-/// **publish** the files.
+/// the output's thread, or written in line) and write a **checkpoint** when one is due (or the
+/// bake is asked to stop: [`Progress::should_stop`]); then **publish** the files.
 fn frames(
     model: &mut Model,
     options: &BakeOptions,
@@ -152,11 +153,15 @@ fn frames(
             let stepped = bake.step_frame(frame);
             let mut out = writer.take_back()?;
             bake.close_frame(frame, &stepped, &mut out, progress);
-            let due = bake.schedule.due(frame, bake.settings.frames);
+            let stop = frame < bake.settings.frames && progress.should_stop();
+            let due = bake.schedule.due(frame, bake.settings.frames) || (stop && bake.checkpointing);
             if let Some(out) = writer.emit(out, stepped.row, stepped.measured, due)?
                 && due
             {
                 bake.checkpoint(frame, out)?;
+            }
+            if stop {
+                return Err(bake.stop(frame, writer));
             }
         }
         writer.finish()
@@ -173,6 +178,8 @@ struct Bake<'a> {
     options: &'a BakeOptions,
     /// The scene's settings, as built (a resumed bake's model starts at its checkpoint's count).
     settings: SimSettings,
+    /// Whether checkpoints are written or read (not [`CheckpointPolicy::Never`], or resuming).
+    checkpointing: bool,
     /// Ties a checkpoint to this bake (0 when neither checkpoints nor resuming are asked for).
     fingerprint: u64,
     /// The first frame this run steps: 1, or the one after the checkpoint it resumed from.
@@ -180,12 +187,10 @@ struct Bake<'a> {
     resume_note: Option<String>,
     /// Intersecting pairs in the initial state (`None` for a resumed bake).
     start_intersections: Option<u64>,
-    /// One stepper for the whole bake: its buffers are kept from step to step.
-    stepper: Stepper,
-    /// The largest stretch, for the tolerance and the row (the output counts the intersections).
-    quality: Quality,
-    /// Baking to a strain tolerance: the start of a frame that may be stepped again.
-    snapshot: Snapshot,
+    /// Steps the frames, with one stepper for the whole bake (its buffers kept from step to
+    /// step); measures the largest stretch, for the tolerance and the row (the output counts the
+    /// intersections).
+    frames: FrameStepper,
     cadence: Cadence,
     schedule: Schedule,
     /// Time steps taken, and of them those thrown away over the tolerance.
@@ -227,18 +232,17 @@ impl<'a> Bake<'a> {
             output.capture(model);
             output.write_samples(cloths)?;
         }
-        let mut quality = Quality::new(model);
-        let start_intersections = (first_frame == 1).then(|| quality.measure(model).0);
+        let mut frames = FrameStepper::new(model, options.kernel);
+        let start_intersections = (first_frame == 1).then(|| frames.quality().measure(model).0);
         let bake = Bake {
             options,
             settings,
+            checkpointing,
             fingerprint,
             first_frame,
             resume_note: opened.resume_note,
             start_intersections,
-            stepper: Stepper::new(StepOptions { path: options.kernel, residual: false }),
-            quality,
-            snapshot: Snapshot::default(),
+            frames,
             cadence: Cadence::new(options.stats, opened.stats_since),
             schedule: Schedule::new(options.checkpoints),
             steps: 0,
@@ -249,66 +253,43 @@ impl<'a> Bake<'a> {
         Ok((bake, output))
     }
 
-    /// Stage **step**: steps `frame`. Baking to a strain tolerance, a try that ends over it with
-    /// steps to spare is stepped again from the frame's start, at twice the count.
+    /// Stage **step**: steps `frame` ([`FrameStepper::step_frame`]: baking to a strain
+    /// tolerance, a try that ends over it with steps to spare is stepped again from the frame's
+    /// start, at twice the count, and the model is left with the next frame's count).
     fn step_frame(&mut self, frame: u32) -> Stepped {
         let iterations = self.settings.iterations as u64;
-        let tolerance = self.settings.tolerance;
-        let mut steps = 0u64;
-        // Whether the frame is measured fully is decided for each try: one at more substeps
-        // may be.
-        let (stats, max_stretch, measured) = loop {
-            let substeps = self.model.settings().substeps;
-            let measured = self.cadence.due(frame, self.settings.frames, substeps as u64 * iterations);
-            let may_redo = tolerance.is_some_and(|t| substeps < t.max_substeps);
-            if may_redo {
-                self.snapshot.take(self.model);
-            }
-            let stats = self.step_substeps(substeps, measured);
-            steps += substeps as u64;
-            let max_stretch = self.quality.max_stretch(self.model);
-            if let Some(t) = tolerance.filter(|_| may_redo)
-                && max_stretch > t.max_strain
-            {
-                // Over the tolerance with steps to spare: again from the start, twice the count.
-                self.snapshot.put_back(self.model);
-                self.redone_steps += substeps as u64;
-                set_substeps(self.model, substeps.saturating_mul(2).min(t.max_substeps));
-                continue;
-            }
-            break (stats, max_stretch, measured);
-        };
-        let substeps = self.model.settings().substeps;
-        self.cadence.record(measured, substeps as u64 * iterations);
-        self.steps += steps;
-        self.totals.accumulate(&stats);
+        let (cadence, frames) = (&self.cadence, self.settings.frames);
+        let measure = |substeps: u32| cadence.due(frame, frames, substeps as u64 * iterations);
+        let f = self.frames.step_frame(self.model, &measure);
+        self.cadence.record(f.measured, f.substeps as u64 * iterations);
+        self.steps += f.steps;
+        self.redone_steps += f.steps - f.substeps as u64;
+        self.totals.accumulate(&f.stats);
         let time = frame as f64 / self.settings.fps;
-        let row = FrameStats { frame, time, substeps, step: stats, intersections: None, max_stretch };
-        Stepped { row, measured, steps }
-    }
-
-    /// `substeps` time steps; the residual is measured on the last one if `measured`.
-    fn step_substeps(&mut self, substeps: u32, measured: bool) -> StepStats {
-        let mut stats = StepStats::default();
-        for s in 1..=substeps {
-            self.stepper
-                .set_options(StepOptions { path: self.options.kernel, residual: s == substeps && measured });
-            stats.accumulate(&self.stepper.step(self.model));
-        }
-        stats
+        let (substeps, max_stretch) = (f.substeps, f.max_stretch);
+        let row = FrameStats { frame, time, substeps, step: f.stats, intersections: None, max_stretch };
+        Stepped { row, measured: f.measured, steps: f.steps }
     }
 
     /// Stage **close**: after `frame` was stepped, its positions to `out` (back from writing the
-    /// frame before), the count the next frame starts with, and the progress calls.
+    /// frame before), and the progress calls.
     fn close_frame(&mut self, frame: u32, stepped: &Stepped, out: &mut Output, progress: &mut dyn Progress) {
         out.capture(self.model);
-        let (substeps, max_stretch) = (stepped.row.substeps, stepped.row.max_stretch);
-        if let Some(t) = self.settings.tolerance {
-            // What the next frame starts with (and a checkpoint after this frame records).
-            set_substeps(self.model, next_substeps(&t, substeps, max_stretch));
-        }
-        progress.frame_steps(frame, stepped.steps, substeps);
+        progress.frame_steps(frame, stepped.steps, stepped.row.substeps);
         progress.frame_done(frame);
+    }
+
+    /// Stops the bake after `frame`, asked to by its progress: with a checkpoint written after
+    /// `frame` (when the bake checkpoints), every temporary file is left as it stands for a
+    /// resumed bake; else they are removed, as for any failure.
+    fn stop(&self, frame: u32, writer: FrameWriter<'_, '_>) -> BakeError {
+        let checkpoint = self.checkpointing.then(|| self.options.out_dir.join(CHECKPOINT_FILE));
+        match writer.finish() {
+            Ok((output, _)) if checkpoint.is_some() => output.suspend(),
+            Ok(_) => {}
+            Err(e) => return e,
+        }
+        BakeError::Stopped { frame, checkpoint }
     }
 
     /// Stage **checkpoint**, after `frame` was written in line to `out`: every file flushed and
@@ -427,22 +408,6 @@ fn create_files(
 /// A cache's error, naming the cache.
 fn cache_err(name: &str, format: CacheFormat, source: io::Error) -> BakeError {
     BakeError::Cache { cloth: name.to_string(), format, source }
-}
-
-/// The count the frame after one that kept `substeps` and ended with the largest stretch
-/// `max_stretch` starts with: half as many (at least `min_substeps`) when it ended below
-/// `max_strain ×` [`StrainTolerance::RELAX_BELOW`], else the same.
-fn next_substeps(t: &StrainTolerance, substeps: u32, max_stretch: f32) -> u32 {
-    if max_stretch < t.max_strain * StrainTolerance::RELAX_BELOW {
-        (substeps / 2).max(t.min_substeps)
-    } else {
-        substeps
-    }
-}
-
-/// Sets the model's substep count to one between its tolerance's bounds.
-fn set_substeps(model: &mut Model, substeps: u32) {
-    model.set_substeps(substeps).expect("a count between min_substeps and max_substeps, checked at build");
 }
 
 /// The cache of `cloth` in `dir`: `frames + 1` samples at the scene's frame rate.

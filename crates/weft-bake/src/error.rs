@@ -47,6 +47,16 @@ pub enum BakeError {
         /// The reason (it names the file).
         source: io::Error,
     },
+    /// The bake stopped after `frame` because its [`Progress::should_stop`](crate::Progress::should_stop)
+    /// asked it to.
+    #[error("{}", stopped_message(*frame, checkpoint.as_deref()))]
+    Stopped {
+        /// The last frame stepped and written.
+        frame: u32,
+        /// The checkpoint written after it (`DIR/weft.checkpoint`), its temporary files kept;
+        /// `None` for a bake without checkpoints, whose files were removed.
+        checkpoint: Option<PathBuf>,
+    },
     /// Another file (`stats.csv`, the demo's scene) could not be written or published.
     #[error("{}: cannot write the file: {source}", path.display())]
     File {
@@ -55,4 +65,14 @@ pub enum BakeError {
         /// The operating system's reason.
         source: io::Error,
     },
+}
+
+/// The message of [`BakeError::Stopped`].
+fn stopped_message(frame: u32, checkpoint: Option<&std::path::Path>) -> String {
+    match checkpoint {
+        Some(path) => {
+            format!("stopped after frame {frame}: {} kept; bake again with resume to go on", path.display())
+        }
+        None => format!("stopped after frame {frame}, without a checkpoint: nothing kept"),
+    }
 }

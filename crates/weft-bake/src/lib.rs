@@ -14,7 +14,10 @@
 //!   how often it is measured fully;
 //! * [`BakeReport`] and [`FrameStats`]: what a bake did;
 //! * [`BakeError`]: why a bake failed;
-//! * [`Progress`]: being told of every frame done (a progress bar);
+//! * [`Progress`]: being told of every frame done (a progress bar), and asked whether to stop
+//!   (with a checkpoint kept, to resume);
+//! * [`FrameStepper`]: one frame's time steps as a bake takes them, for a program that steps a
+//!   model frame by frame itself;
 //! * [`summary`]: `summary.toml`, what a finished bake was and did, written by the caller
 //!   ([`write_summary`]) once the bake returned.
 //!
@@ -97,6 +100,7 @@
 mod bake;
 pub mod checkpointing;
 mod error;
+mod frame;
 pub mod memory;
 mod options;
 mod output;
@@ -109,6 +113,7 @@ mod threads;
 pub use bake::{bake, bake_model, bake_model_with_progress, bake_with_progress};
 pub use checkpointing::CheckpointPolicy;
 pub use error::BakeError;
+pub use frame::{FrameStepper, SteppedFrame};
 pub use options::BakeOptions;
 pub use progress::Progress;
 pub use report::{BakeReport, FrameStats, OverTolerance};

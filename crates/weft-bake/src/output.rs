@@ -86,6 +86,15 @@ impl Output {
         })
     }
 
+    /// Stops writing, leaving every temporary file as it stands for a resumed bake (see
+    /// [`weft_io::CacheWriter::suspend`]).
+    pub(crate) fn suspend(self) {
+        for cache in self.caches {
+            cache.writer.suspend();
+        }
+        self.stats.suspend();
+    }
+
     /// Whether frames are written on a thread of their own, beside the solver.
     pub(crate) fn beside(&self) -> bool {
         self.pool.is_some()

@@ -417,7 +417,7 @@ fn normalised4(v: [f32; 4]) -> [f32; 4] {
 }
 
 /// Spherical linear interpolation of unit quaternions `[x, y, z, w]`, the shorter way round.
-fn slerp(a: [f64; 4], b: [f64; 4], s: f64) -> [f64; 4] {
+pub(crate) fn slerp(a: [f64; 4], b: [f64; 4], s: f64) -> [f64; 4] {
     let mut dot: f64 = (0..4).map(|i| a[i] * b[i]).sum();
     let b = if dot < 0.0 {
         dot = -dot;

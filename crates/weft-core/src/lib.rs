@@ -21,6 +21,7 @@
 //! * [`grid`], [`topology`]: grid generation and edges from triangles.
 //! * [`binding`]: a render mesh bound to the simulated proxy; [`normals`]: smooth vertex normals.
 //! * [`polygons`]: the faces as given (triangles, quads, n-gons, with UVs), for the caches.
+//! * [`moving`]: colliders moved between frames from outside the scene.
 //! * [`self_collision`]: particle self-collision; [`surface_collision`]: thin layers, vertex
 //!   against triangle and edge against edge.
 //!
@@ -45,6 +46,7 @@ pub mod limits;
 pub mod mesh;
 pub mod mesh_collider;
 pub mod model;
+pub mod moving;
 pub mod normals;
 pub mod particles;
 pub mod polygons;

@@ -52,6 +52,11 @@ pub trait CacheWriter: Send {
     /// checkpoint: [`resume_cache`] reopens the temporary files at this mark after a crash.
     fn mark(&mut self) -> io::Result<CacheMark>;
 
+    /// Stops writing and leaves the temporary files as they stand, for [`resume_cache`] to reopen
+    /// at the last [`CacheWriter::mark`] (a bake stopped after a checkpoint); what was written
+    /// after that mark is cut away then. Nothing is renamed, and nothing removed.
+    fn suspend(self: Box<Self>);
+
     /// Checks that every declared sample was written, flushes and syncs the files, and renames them
     /// to their final names, which it returns (one file, or one per sample for an OBJ sequence).
     /// On any error the temporary files are removed and no final file is left.
@@ -417,5 +422,51 @@ mod tests {
             names.sort();
             assert_eq!(names, files, "{format}");
         }
+    }
+
+    #[test]
+    fn a_suspended_writer_keeps_its_files_and_resumes_to_the_same_bytes() {
+        let triangle = Polygons::from_triangles(&[[0, 1, 2]], &[]).unwrap();
+        let samples =
+            [[[0.0, 0.0, 0.0], [1.0, 0.0, 0.0], [0.0, 1.0, 0.0]], [[0.0, 0.5, 0.0]; 3], [[0.25; 3]; 3]];
+        for (format, polygons) in
+            CacheFormat::ALL.into_iter().flat_map(|f| [(f, Polygons::default()), (f, triangle.clone())])
+        {
+            let (whole, parts) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+            let spec = |dir| CacheSpec {
+                dir,
+                name: "c",
+                polygons: &polygons,
+                point_count: 3,
+                fps: 24.0,
+                samples: 3,
+            };
+            let mut w = create_cache(format, &spec(whole.path())).unwrap();
+            samples.iter().for_each(|s| w.write_sample(s).unwrap());
+            w.finish().unwrap();
+
+            let mut w = create_cache(format, &spec(parts.path())).unwrap();
+            w.write_sample(&samples[0]).unwrap();
+            let mark = w.mark().unwrap();
+            // Written after the mark, then cut away when resumed.
+            w.write_sample(&samples[2]).unwrap();
+            w.suspend();
+            assert!(std::fs::read_dir(parts.path()).unwrap().count() > 0, "{format}: the files stay");
+            let mut w = resume_cache(format, &spec(parts.path()), &mark).unwrap();
+            samples[1..].iter().for_each(|s| w.write_sample(s).unwrap());
+            w.finish().unwrap();
+            assert_eq!(contents(whole.path()), contents(parts.path()), "{format}");
+        }
+    }
+
+    /// Every file of `dir` by name, with its bytes.
+    fn contents(dir: &Path) -> Vec<(std::ffi::OsString, Vec<u8>)> {
+        let mut files: Vec<_> = std::fs::read_dir(dir)
+            .unwrap()
+            .map(|e| e.unwrap())
+            .map(|e| (e.file_name(), std::fs::read(e.path()).unwrap()))
+            .collect();
+        files.sort();
+        files
     }
 }

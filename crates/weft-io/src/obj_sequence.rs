@@ -140,6 +140,10 @@ impl CacheWriter for ObjSequenceWriter {
         Ok(())
     }
 
+    fn suspend(mut self: Box<Self>) {
+        self.staged.keep();
+    }
+
     fn finish(self: Box<Self>) -> io::Result<Vec<PathBuf>> {
         self.check.complete()?;
         let (dir, name) = (self.dir.clone(), self.name.clone());

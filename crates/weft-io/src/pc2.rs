@@ -134,6 +134,10 @@ impl CacheWriter for Pc2Writer {
         Ok(())
     }
 
+    fn suspend(mut self: Box<Self>) {
+        self.staged.keep();
+    }
+
     fn finish(self: Box<Self>) -> io::Result<Vec<PathBuf>> {
         let Pc2Writer { out, staged, check, path, .. } = *self;
         check.complete()?;

@@ -23,6 +23,8 @@ pub const WRITE_BUFFER: usize = 1 << 20;
 pub(crate) struct Staged {
     /// `(temporary, final)` paths, in creation order.
     files: Vec<(PathBuf, PathBuf)>,
+    /// Renamed into place, or kept under their temporary names ([`Staged::keep`]): nothing to
+    /// remove on drop.
     committed: bool,
 }
 
@@ -83,6 +85,14 @@ impl Staged {
         }
         self.committed = true;
         Ok(self.files.iter().map(|(_, target)| target.clone()).collect())
+    }
+}
+
+impl Staged {
+    /// Leaves every temporary file where it is, as it stands, instead of removing it on drop: a
+    /// bake stopped after a checkpoint, to be reopened by a resumed one.
+    pub(crate) fn keep(&mut self) {
+        self.committed = true;
     }
 }
 
@@ -163,6 +173,16 @@ impl StagedFile {
         // Committed: nothing to remove on drop.
         self.temp = PathBuf::new();
         Ok(self.target.clone())
+    }
+}
+
+impl StagedFile {
+    /// Closes the file and leaves it under its temporary name, as it stands, for
+    /// [`StagedFile::reopen`] (a bake stopped after a checkpoint): it is not removed.
+    pub fn suspend(mut self) {
+        drop(self.out.take());
+        // Kept: nothing to remove on drop.
+        self.temp = PathBuf::new();
     }
 }
 
@@ -247,7 +267,8 @@ mod tests {
         let mut f = StagedFile::create(&a).unwrap();
         f.write(b"abcdef").unwrap();
         f.sync().unwrap();
-        std::mem::forget(f); // as a crash would: the temporary file stays
+        f.suspend(); // the temporary file stays, as after a crash
+        assert!(partial_path(&a).exists() && !a.exists());
         let mut f = StagedFile::reopen(&a, 2).unwrap();
         f.write(b"x").unwrap();
         assert_eq!(f.target(), a.as_path());

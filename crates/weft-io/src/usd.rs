@@ -123,7 +123,7 @@ pub struct UsdWriter {
 struct NormalSamples {
     // Declared before `staged`: the file is closed before a drop removes it.
     out: BufWriter<File>,
-    /// Never committed: its drop removes the scratch file.
+    /// Never committed: its drop removes the scratch file (unless the cache is suspended).
     staged: Staged,
     /// `NAME.usda.normals` (the file is this + `.partial`).
     path: PathBuf,
@@ -333,6 +333,13 @@ impl CacheWriter for UsdWriter {
         self.extents.push([lo, hi]);
         self.check.done();
         Ok(())
+    }
+
+    fn suspend(mut self: Box<Self>) {
+        self.staged.keep();
+        if let Some(n) = &mut self.normals {
+            n.staged.keep();
+        }
     }
 
     fn finish(self: Box<Self>) -> io::Result<Vec<PathBuf>> {

@@ -184,7 +184,7 @@ fn load_for_previews(
 ) -> Result<Option<(Model, Vec<ClothFrames>, f64)>, ReportError> {
     let Some(model) = load_bake_scene(folder, scene)? else {
         notes.push(format!(
-            "{}: no summary.toml naming the scene and no --scene: no previews",
+            "{}: no previews: no summary.toml names the scene; give it with --scene SCENE.toml",
             folder.dir.display()
         ));
         return Ok(None);

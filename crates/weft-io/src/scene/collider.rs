@@ -187,43 +187,60 @@ pub(super) fn follow_keys(
 /// Converts the `[[collider]]` tables, checking every rule of [`ColliderDesc::validate`] and
 /// [`MeshColliderDesc::validate`] and pointing an error at the key (or key element, or file line)
 /// that breaks it. Mesh files are read relative to the scene's folder under `limits`; `fps` (the
-/// simulation's) is the default `animation_fps`.
+/// simulation's) is the default `animation_fps`. An error comes with where its collider's table
+/// starts in the scene text (so that the scene's first error in file order can be told).
 pub(super) fn convert(
     raw: Vec<Spanned<RawCollider>>,
     source: &Source,
     limits: &Limits,
     fps: f64,
-) -> Result<Colliders, SceneError> {
+) -> Result<Colliders, (usize, SceneError)> {
     let mut out = Colliders::default();
     // Every name so far, and where it is.
     let mut names: Vec<(String, usize)> = Vec::new();
     for (ordinal, c) in raw.into_iter().enumerate() {
         let table = c.span().start;
-        let raw = c.into_inner();
-        let name =
-            raw.name.as_ref().map(|n| n.get_ref().clone()).unwrap_or_else(|| format!("collider #{ordinal}"));
-        let shown = match &raw.name {
-            Some(n) => format!("collider '{}'", one_line(n.get_ref())),
-            None => format!("collider #{ordinal}"),
-        };
-        let place = Place { source, shown };
-        let name_at = raw.name.as_ref().map_or(table, |n| n.span().start);
-        if let Some((_, first)) = names.iter().find(|(n, _)| *n == name) {
-            let rule = SceneRule::DuplicateCollider { name: one_line(&name), line: source.pos(*first).line };
-            return Err(place.fail("name", name_at, rule));
-        }
-        names.push((name.clone(), name_at));
-        if *raw.shape.get_ref() == ShapeName::Mesh {
-            let at = raw.mesh.as_ref().map_or(table, |m| m.span().start);
-            let desc = mesh(name, &raw, &place, limits, fps)?;
-            out.meshes.push(desc);
-            out.mesh_places.push((at, place.shown));
-        } else {
-            out.analytic.push(one(name, &raw, &place)?);
-            out.analytic_places.push((table, place.shown));
-        }
+        convert_one(ordinal, c, &mut names, &mut out, source, limits, fps).map_err(|e| (table, e))?;
     }
     Ok(out)
+}
+
+/// Converts collider `ordinal` into `out`, its name added to `names` (every name so far, and
+/// where it is).
+fn convert_one(
+    ordinal: usize,
+    c: Spanned<RawCollider>,
+    names: &mut Vec<(String, usize)>,
+    out: &mut Colliders,
+    source: &Source,
+    limits: &Limits,
+    fps: f64,
+) -> Result<(), SceneError> {
+    let table = c.span().start;
+    let raw = c.into_inner();
+    let name =
+        raw.name.as_ref().map(|n| n.get_ref().clone()).unwrap_or_else(|| format!("collider #{ordinal}"));
+    let shown = match &raw.name {
+        Some(n) => format!("collider '{}'", one_line(n.get_ref())),
+        None => format!("collider #{ordinal}"),
+    };
+    let place = Place { source, shown };
+    let name_at = raw.name.as_ref().map_or(table, |n| n.span().start);
+    if let Some((_, first)) = names.iter().find(|(n, _)| *n == name) {
+        let rule = SceneRule::DuplicateCollider { name: one_line(&name), line: source.pos(*first).line };
+        return Err(place.fail("name", name_at, rule));
+    }
+    names.push((name.clone(), name_at));
+    if *raw.shape.get_ref() == ShapeName::Mesh {
+        let at = raw.mesh.as_ref().map_or(table, |m| m.span().start);
+        let desc = mesh(name, &raw, &place, limits, fps)?;
+        out.meshes.push(desc);
+        out.mesh_places.push((at, place.shown));
+    } else {
+        out.analytic.push(one(name, &raw, &place)?);
+        out.analytic_places.push((table, place.shown));
+    }
+    Ok(())
 }
 
 /// What every collider has: its transform, thickness and friction, and where their keys are.

@@ -54,16 +54,31 @@ pub(super) struct Converted {
 /// Converts a parsed scene, checking the format's own rules and reading the files it names.
 pub(super) fn convert(raw: RawScene, source: &Source, limits: &Limits) -> Result<Converted, SceneError> {
     let (settings, simulation) = simulation(raw.simulation, source)?;
-    let colliders = super::collider::convert(raw.collider, source, limits, settings.fps)?;
+    let colliders = super::collider::convert(raw.collider, source, limits, settings.fps);
     let mut cloths = Vec::with_capacity(raw.cloth.len());
     let mut cloth_spans = Vec::with_capacity(raw.cloth.len());
     let mut cloth_sources = Vec::with_capacity(raw.cloth.len());
+    let mut cloth_error = None;
     for cloth in raw.cloth {
-        let (desc, spans, sources) = Cloth::convert(cloth, source, limits, settings.tolerance.as_ref())?;
-        cloths.push(desc);
-        cloth_spans.push(spans);
-        cloth_sources.push(sources);
+        let table = cloth.span().start;
+        match Cloth::convert(cloth, source, limits, settings.tolerance.as_ref()) {
+            Ok((desc, spans, sources)) => {
+                cloths.push(desc);
+                cloth_spans.push(spans);
+                cloth_sources.push(sources);
+            }
+            Err(e) => {
+                cloth_error = Some((table, e));
+                break;
+            }
+        }
     }
+    // The first error in the file: the `[[cloth]]` and `[[collider]]` tables may come in any order.
+    let colliders = match (colliders, cloth_error) {
+        (Ok(colliders), None) => colliders,
+        (Err((collider_at, e)), Some((cloth_at, _))) if collider_at < cloth_at => return Err(e),
+        (_, Some((_, e))) | (Err((_, e)), None) => return Err(e),
+    };
     Ok(Converted { settings, simulation, cloths, cloth_spans, cloth_sources, colliders })
 }
 

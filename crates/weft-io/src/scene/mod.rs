@@ -21,6 +21,7 @@ mod mesh_collider;
 mod raw;
 mod sources;
 mod spans;
+mod suggest;
 pub mod wedge;
 
 use std::io;
@@ -127,9 +128,10 @@ pub fn parse_scene(text: &str, path: &Path, limits: &Limits) -> Result<Scene, Sc
     })
 }
 
-/// The TOML reader's message on one line, with serde's Rust type names in TOML's words.
+/// The TOML reader's message on one line, with serde's Rust type names in TOML's words, and the
+/// nearest name after a misspelt key or variant (see [`suggest`]).
 pub(super) fn plain_toml_message(message: &str) -> String {
-    let mut message = one_line(message.trim());
+    let mut message = suggest::with_suggestion(&one_line(message.trim()));
     for (rust, toml) in [
         ("expected i64", "expected an integer"),
         ("expected f64", "expected a number"),

@@ -440,10 +440,43 @@ fn an_unknown_cloth_key_lists_every_key_with_the_kinds_keys_in_registry_order() 
     assert_eq!(
         e.to_string(),
         format!(
-            "scene.toml:16:1: unknown field `pin`, expected one of {before}, {}, {after}",
+            "scene.toml:16:1: unknown field `pin` (did you mean `pins`?), expected one of {before}, {}, {after}",
             kinds.join(", ")
         )
     );
+}
+
+/// A misspelt key in any table names the nearest key the table takes, right after the
+/// misspelling (the list of every key follows, as for any unknown key).
+#[test]
+fn a_misspelt_key_is_answered_with_the_nearest_key_of_its_table() {
+    let cases = [
+        (seed_with("stretch_compliance", "stretch_compliace"), "stretch_compliace", "stretch_compliance"),
+        (seed_with("frames = 1", "frams = 1"), "frams", "frames"),
+        (flag_with("plane = \"xy\"", "plane = \"xy\", orign = [0.0, 0.0, 0.0]"), "orign", "origin"),
+        (format!("{SEED}\n[[collider]]\nshape = \"sphere\"\nradus = 1.0\n"), "radus", "radius"),
+        (format!("{SEED}\n[[collider]]\nshape = \"plane\"\nkeys = [{{ tme = 0.0 }}]\n"), "tme", "time"),
+        (flag_with("\"top-left\", ", "\"top-lef\", "), "top-lef", "top-left"),
+    ];
+    for (text, wrong, right) in cases {
+        let e = error(&text).to_string();
+        let unknown = if wrong == "top-lef" { "variant" } else { "field" };
+        let expected = format!("unknown {unknown} `{wrong}` (did you mean `{right}`?), expected ");
+        assert!(e.contains(&expected), "{e}");
+    }
+}
+
+/// With a missing cloth mesh and a missing collider mesh, the error is the one earlier in the
+/// file, whichever table comes first.
+#[test]
+fn of_a_missing_cloth_mesh_and_collider_mesh_the_first_in_the_file_is_told() {
+    let sim = "[simulation]\nfps = 24.0\nframes = 2\n";
+    let cloth = "[[cloth]]\nname = \"sheet\"\nmesh = \"no-sheet.obj\"\n";
+    let collider = "[[collider]]\nname = \"body\"\nshape = \"mesh\"\nmesh = \"no-body.obj\"\n";
+    let e = error(&format!("{sim}{cloth}{collider}")).to_string();
+    assert!(e.starts_with("scene.toml:6:8: cloth 'sheet': mesh: "), "{e}");
+    let e = error(&format!("{sim}{collider}{cloth}")).to_string();
+    assert!(e.starts_with("scene.toml:7:8: collider 'body': mesh: "), "{e}");
 }
 
 #[test]
