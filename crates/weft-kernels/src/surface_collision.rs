@@ -8,8 +8,10 @@
 //! stepper wraps each in a phase. `weft-reference` finds the same contacts and guard pairs by
 //! testing every pair, and the property tests hold the two to the same bits.
 
-use weft_core::surface_collision::{Contact, MAX_GUARD_ROUNDS, SurfaceCollision, common_shift, swept_box};
-use weft_geometry::proximity::PairKind;
+use weft_core::surface_collision::{
+    Contact, MAX_GUARD_ROUNDS, SEARCH_REACH, SurfaceCollision, common_shift, swept_box,
+};
+use weft_geometry::proximity::{self, PairKind};
 use weft_geometry::{Aabb, Grid};
 
 use crate::integrate::ParticleArrays;
@@ -51,6 +53,9 @@ pub(crate) struct Scratch {
     shift: [f32; 3],
     /// Every particle's predicted position (the `now` of the search).
     predicted: Vec<Record>,
+    /// Per particle, how far it is from its anchor and how far it moves in the step (m; see
+    /// [`Kept::far_apart`]).
+    wander: Vec<[f32; 2]>,
     contacts: Vec<Contact>,
     marked: Vec<u32>,
     stats: SurfaceStats,
@@ -128,15 +133,19 @@ pub const KEEP_MARGIN: f32 = 0.5;
 #[derive(Debug, Default)]
 struct Kept {
     pairs: Vec<Pair>,
+    /// Per pair, a lower bound of the distance between its features at the anchor (m), `NaN`
+    /// until a step first needs it.
+    floor: Vec<f32>,
     anchor: Vec<Record>,
-    /// The sum of the steps' shifts since the anchor (m).
+    /// The sum of the shifts of the steps since the anchor, this step's excluded (m).
     drift: [f64; 3],
     /// The data they were found for (`SurfaceCollision::key`); 0: none.
     key: u64,
 }
 
 impl Kept {
-    /// Whether the kept pairs hold every candidate of a step from `prev` to `now` less `shift`.
+    /// Whether the kept pairs hold every pair whose boxes meet, grown by at most the search pad,
+    /// in a step from `prev` to `now` less `shift` (m).
     fn covers(&self, sc: &SurfaceCollision, prev: &[Record], now: &[Record], shift: [f32; 3]) -> bool {
         if self.key == 0 || self.key != sc.key() || self.anchor.len() != prev.len() {
             return false;
@@ -151,6 +160,67 @@ impl Kept {
             near(prev[i], [0.0; 3], a) && near(now[i], shift, a)
         })
     }
+
+    /// A lower bound of the distance between the features of kept pair `k` at the anchor (m):
+    /// `weft_geometry::proximity::separation`, rounded down to `f32`, measured once.
+    fn floor(&mut self, sc: &SurfaceCollision, k: usize) -> f32 {
+        if self.floor[k].is_nan() {
+            let pair = self.pairs[k];
+            let points = particles(sc, pair).map(|i| {
+                let a = self.anchor[i as usize];
+                [a[0], a[1], a[2]].map(f64::from)
+            });
+            let d = proximity::separation(pair.0, points);
+            let f = d as f32;
+            self.floor[k] = if f as f64 > d { f.next_down() } else { f };
+        }
+        self.floor[k]
+    }
+
+    /// Each particle's wander in a step from `prev` to `now` (m, into `wander`): how far it is
+    /// at `prev` from its anchor less the drift, and how far it moves to `now`, each rounded up
+    /// by the slack this returns for the pair test of [`Kept::far_apart`] (m).
+    fn wander(
+        &self,
+        sc: &SurfaceCollision,
+        prev: &[Record],
+        now: &[Record],
+        wander: &mut Vec<[f32; 2]>,
+    ) -> f32 {
+        wander.resize(prev.len(), [0.0; 2]);
+        let c = self.drift.map(|d| d as f32);
+        let mut most = c.iter().fold(0.0f32, |m, x| m.max(x.abs()));
+        for &i in sc.vertices() {
+            let (x, y, a) = (prev[i as usize], now[i as usize], self.anchor[i as usize]);
+            let off = [0, 1, 2].map(|k| x[k] - c[k] - a[k]);
+            let step = [0, 1, 2].map(|k| y[k] - x[k]);
+            wander[i as usize] = [length(off), length(step)];
+            most = (0..3).fold(most, |m, k| m.max(x[k].abs()).max(y[k].abs()).max(a[k].abs()));
+        }
+        // The rounding of the differences and lengths above, four particles' worth, with room.
+        64.0 * f32::EPSILON * (most + sc.search_pad())
+    }
+
+    /// Whether the kept pair `k` provably makes no contact in the step whose [`Kept::wander`] is
+    /// `wander` (with `slack`): its features were at least `floor` apart at the anchor, each
+    /// point has since moved at most its wander from there (less the common drift, which moves
+    /// every point alike), and the distance less the motion of the step is what the contact test
+    /// compares with the search's reach (`SurfaceCollision::vertex_triangle_contact`), which is
+    /// at most `SEARCH_REACH` times the largest thickness.
+    fn far_apart(&mut self, sc: &SurfaceCollision, k: usize, wander: &[[f32; 2]], slack: f32) -> bool {
+        let (pair, floor) = (self.pairs[k], self.floor(sc, k));
+        let p = particles(sc, pair);
+        let split = if pair.0 == PairKind::VertexTriangle { 1 } else { 2 };
+        let most = |ids: &[u32], j: usize| ids.iter().fold(0.0f32, |m, &i| m.max(wander[i as usize][j]));
+        let (a, b) = p.split_at(split);
+        let moved = most(a, 0) + most(b, 0) + most(a, 1) + most(b, 1);
+        floor - moved > SEARCH_REACH * sc.max_thickness() + slack
+    }
+}
+
+/// The length of `v` (m).
+fn length(v: [f32; 3]) -> f32 {
+    (v[0] * v[0] + v[1] * v[1] + v[2] * v[2]).sqrt()
 }
 
 /// Every candidate pair of features whose `boxes` meet (the first feature's grown by `pad`), in
@@ -211,13 +281,20 @@ fn find_contacts_into(sc: &SurfaceCollision, prev: &[Record], now: &[Record], s:
         s.boxes.fill(sc, prev, prev, [0.0; 3]);
         let reach = pad + KEEP_MARGIN * sc.mean_edge();
         candidate_pairs(sc, &s.boxes, reach, &mut s.grid, &mut s.near, |pair| k.pairs.push(pair));
+        k.floor.clear();
+        k.floor.resize(k.pairs.len(), f32::NAN);
         s.stats.rebuilds += 1;
         covered = s.kept.covers(sc, prev, now, shift);
     }
     s.boxes.fill(sc, prev, now, shift);
+    let slack = if covered { s.kept.wander(sc, prev, now, &mut s.wander) } else { 0.0 };
     let (contacts, pairs, boxes) = (&mut s.contacts, &mut s.pairs, &s.boxes);
-    let mut on_pair = |pair: Pair| {
+    // Each candidate pair, for the guard; its contact, unless it is provably too far for one.
+    let mut on_pair = |pair: Pair, far: bool| {
         pairs.push(pair);
+        if far {
+            return;
+        }
         let p = particles(sc, pair);
         let contact = match pair.0 {
             PairKind::VertexTriangle => sc.vertex_triangle_contact(p[0], [p[1], p[2], p[3]], prev, now),
@@ -226,16 +303,22 @@ fn find_contacts_into(sc: &SurfaceCollision, prev: &[Record], now: &[Record], s:
         contacts.extend(contact);
     };
     if covered {
-        for &pair in &s.kept.pairs {
+        let (kept, wander) = (&mut s.kept, &s.wander);
+        for k in 0..kept.pairs.len() {
+            let pair = kept.pairs[k];
             if boxes.meet(pair, pad) {
-                on_pair(pair);
+                on_pair(pair, kept.far_apart(sc, k, wander, slack));
             }
         }
     } else {
         // Faster than the margin: this step's own broad phase.
-        candidate_pairs(sc, boxes, pad, &mut s.grid, &mut s.near, on_pair);
+        candidate_pairs(sc, boxes, pad, &mut s.grid, &mut s.near, |pair| on_pair(pair, false));
     }
-    for (d, t) in s.kept.drift.iter_mut().zip(shift) {
+}
+
+/// The end of a step for the kept pairs: its shift joins the drift since their anchor.
+fn end_step(s: &mut Scratch) {
+    for (d, t) in s.kept.drift.iter_mut().zip(s.shift) {
         *d += t as f64;
     }
 }
@@ -314,7 +397,10 @@ pub fn project(contacts: &[Contact], positions: &mut [Record], displacement: &mu
 /// round after round until no pair may touch. The pairs checked are those whose boxes (less the
 /// step's shift) meet with the guard's gap; they are the search's candidates while every
 /// particle is within `(search pad − gap)/2` of its prediction (so every such pair is one of
-/// them), else a broad phase finds them. Returns `(reverted, unresolved)`.
+/// them), else the kept pairs while they cover the step (the gap is under the search pad), else a
+/// broad phase finds them. The same pairs in any of the three ways, and what a round does with
+/// them depends on the set only (the particles to move back are sorted), so the result is too.
+/// Returns `(reverted, unresolved)`.
 fn guard_into(
     sc: &SurfaceCollision,
     prev: &[Record],
@@ -345,9 +431,9 @@ fn guard_into(
             }
         };
         if reuse {
-            for &pair in &s.pairs {
-                check(pair);
-            }
+            s.pairs.iter().for_each(|&pair| check(pair));
+        } else if searched && s.kept.covers(sc, prev, now, shift) {
+            s.kept.pairs.iter().for_each(|&pair| check(pair));
         } else {
             candidate_pairs(sc, boxes, gap, &mut s.grid, &mut s.near, check);
         }
@@ -461,6 +547,7 @@ pub(crate) fn guard_phase(
     if !sc.is_empty() {
         alone(team, scratch, p, |s, prev, x, d| {
             (s.stats.reverted, s.stats.unresolved) = guard_into(sc, prev, x, d, s, true);
+            end_step(s);
         });
     }
 }
