@@ -187,7 +187,7 @@ struct Scratch {
     /// The self-collision grid and contact lists.
     self_collision: self_collision::Scratch,
     /// The surface self-collision grid and contacts.
-    surface_collision: surface_collision::Scratch,
+    surface_collision: surface_collision::Buffers,
 }
 
 /// `v` holding `len` copies of `value`, in its own capacity where it fits.
@@ -344,7 +344,7 @@ struct Stages<'a> {
     self_collision: &'a SelfCollision,
     contacts: self_collision::SharedScratch<'a>,
     surface: &'a SurfaceCollision,
-    surface_scratch: surface_collision::SharedScratch<'a>,
+    surface_scratch: surface_collision::SharedBuffers<'a>,
     colliders: ContactArrays<'a>,
     meshes: MeshArrays<'a>,
 }
@@ -380,7 +380,7 @@ impl<'a> Stages<'a> {
             self_collision: parts.self_collision,
             contacts: scratch.self_collision.share(),
             surface: parts.surface_collision,
-            surface_scratch: SharedSlice::new(std::slice::from_mut(&mut scratch.surface_collision)),
+            surface_scratch: scratch.surface_collision.share(),
             colliders: ContactArrays {
                 colliders: &scratch.placed,
                 records: particles.positions,
@@ -467,7 +467,7 @@ impl<'a> Stages<'a> {
     fn reset_and_search(&self, team: &Team<'_>) {
         self.sets.reset(team);
         self_collision::search_phases(team, self.self_collision, self.contacts, self.particles.positions);
-        surface_collision::search_phase(team, self.surface, self.surface_scratch, &self.particles);
+        surface_collision::search_phases(team, self.surface, self.surface_scratch, &self.particles);
         if self.any_mesh() {
             self.meshes.search_phase(team);
         }

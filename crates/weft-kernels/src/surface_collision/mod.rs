@@ -1,0 +1,387 @@
+//! Surface self-collision (see `weft_core::surface_collision` for the model and the three
+//! stages of a step): the contact search, the projection and the guard. The search is split
+//! across the team (`search`: a fixed number of chunks, joined in a fixed order); the
+//! projection (the contacts in one fixed order, Gauss–Seidel) and the guard are one work item
+//! each, so the result is the same bits for any thread count. The broad phase is
+//! `weft_geometry`'s grid over the features' boxes, whose candidate pairs are kept from step to
+//! step (`kept`, see [`KEEP_MARGIN`]); a kept pair proven too far apart for a contact in a
+//! step skips the closest-point test (`kept::far_apart`).
+//!
+//! The pure functions ([`find_contacts`], [`project`], [`guard`]) run on whole slices; the
+//! stepper wraps each in a phase. `weft-reference` finds the same contacts and guard pairs by
+//! testing every pair, and the property tests hold the two to the same bits.
+
+use weft_core::surface_collision::{Contact, MAX_GUARD_ROUNDS, SurfaceCollision, swept_box};
+use weft_geometry::proximity::PairKind;
+use weft_geometry::{Aabb, Grid};
+
+use crate::integrate::ParticleArrays;
+use crate::records::Record;
+use crate::shared::SharedSlice;
+use crate::team::Team;
+
+mod kept;
+mod search;
+
+pub use kept::KEEP_MARGIN;
+use search::candidate_pairs;
+pub(crate) use search::{Buffers, Chunk, SEARCH_CHUNKS};
+
+/// A feature whose box covers more cells than this is tested against every query instead.
+const MAX_CELLS: u64 = 64;
+
+/// What surface self-collision did in one step.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct SurfaceStats {
+    /// Contacts made by the search.
+    pub contacts: u64,
+    /// Contacts pushed apart (gap under the thickness) in some iteration, counted once per
+    /// iteration.
+    pub pushes: u64,
+    /// Particles the guard moved back to the start of the step.
+    pub reverted: u64,
+    /// Pairs the guard found that may touch with no free particle left to move back (pinned
+    /// particles on a path): left as they are.
+    pub unresolved: u64,
+    /// Times the kept candidate pairs were found again.
+    pub rebuilds: u64,
+}
+
+/// The buffers of surface self-collision that one work item at a time writes, kept between
+/// steps (the search's chunks are apart, in [`Buffers`]).
+#[derive(Debug, Default)]
+pub(crate) struct Scratch {
+    /// The grids of the kept pairs' triangles and edges (the first also of any other broad phase).
+    grids: [Grid; 2],
+    near: Vec<u32>,
+    boxes: FeatureBoxes,
+    /// What the kept candidate pairs were found for (see `kept::Kept`).
+    kept: kept::Kept,
+    /// Whether this step finds the kept pairs again, how far their boxes are grown (m), and
+    /// whether they cover the step.
+    rebuild: bool,
+    reach: f32,
+    covered: bool,
+    /// The slack of the wander test (m; see `kept::far_apart`).
+    slack: f32,
+    /// The search's candidate pairs, for the guard.
+    pairs: Vec<Pair>,
+    /// The translation taken out of the boxes in this step (m).
+    shift: [f32; 3],
+    /// Every particle's predicted position (the `now` of the search).
+    predicted: Vec<Record>,
+    /// Per particle, how far it is from its anchor and how far it moves in the step (m; see
+    /// [`Kept::far_apart`]).
+    wander: Vec<[f32; 2]>,
+    contacts: Vec<Contact>,
+    marked: Vec<u32>,
+    stats: SurfaceStats,
+}
+
+/// A pair of features: a vertex (particle) and a triangle (index into
+/// `SurfaceCollision::triangles`), or two edges (indices into `SurfaceCollision::edges`, the
+/// first lower).
+type Pair = (PairKind, u32, u32);
+
+/// The four particles of `pair` (as `weft_core::surface_collision::Contact::particles`).
+fn particles(sc: &SurfaceCollision, (kind, a, b): Pair) -> [u32; 4] {
+    match kind {
+        PairKind::VertexTriangle => {
+            let t = sc.triangles()[b as usize];
+            [a, t[0], t[1], t[2]]
+        }
+        PairKind::EdgeEdge => {
+            let (e, f) = (sc.edges()[a as usize], sc.edges()[b as usize]);
+            [e[0], e[1], f[0], f[1]]
+        }
+    }
+}
+
+/// Every feature's box for a step (`swept_box` with no pad): the boxes the broad phases and
+/// `SurfaceCollision::boxes_meet` test, computed once per step.
+#[derive(Debug, Default)]
+struct FeatureBoxes {
+    /// Indexed by particle (only those taking part are set).
+    vertices: Vec<Aabb>,
+    triangles: Vec<Aabb>,
+    edges: Vec<Aabb>,
+}
+
+impl FeatureBoxes {
+    fn fill(&mut self, sc: &SurfaceCollision, prev: &[Record], now: &[Record], shift: [f32; 3]) {
+        let empty = Aabb { min: [0.0; 3], max: [0.0; 3] };
+        self.vertices.resize(prev.len(), empty);
+        for &v in sc.vertices() {
+            self.vertices[v as usize] = swept_box(&[v], prev, now, shift, 0.0);
+        }
+        self.triangles.clear();
+        self.triangles.extend(sc.triangles().iter().map(|t| swept_box(t, prev, now, shift, 0.0)));
+        self.edges.clear();
+        self.edges.extend(sc.edges().iter().map(|e| swept_box(e, prev, now, shift, 0.0)));
+    }
+
+    /// `SurfaceCollision::boxes_meet` of the pair, from the boxes.
+    fn meet(&self, (kind, a, b): Pair, pad: f32) -> bool {
+        match kind {
+            PairKind::VertexTriangle => {
+                self.vertices[a as usize].grown(pad).overlaps(&self.triangles[b as usize])
+            }
+            PairKind::EdgeEdge => self.edges[a as usize].grown(pad).overlaps(&self.edges[b as usize]),
+        }
+    }
+}
+
+/// The contacts of a step from `prev` to the prediction `now` (positions in m), in the fixed
+/// order the projection takes them.
+pub fn find_contacts(sc: &SurfaceCollision, prev: &[Record], now: &[Record]) -> Vec<Contact> {
+    let mut b = Buffers::default();
+    b.search(sc, prev, now);
+    b.scratch.contacts
+}
+
+/// One projection of every contact, in order (see `weft_core::surface_collision`): each
+/// particle moved is moved in `positions` and `displacement` alike (m). Returns the contacts
+/// pushed.
+pub fn project(contacts: &[Contact], positions: &mut [Record], displacement: &mut [Record]) -> u64 {
+    let mut pushes = 0;
+    for c in contacts {
+        let p = c.particles.map(|i| i as usize);
+        let x0 = positions[p[0]];
+        let mut g = [0.0f32; 3];
+        for k in 1..4 {
+            let x = positions[p[k]];
+            for a in 0..3 {
+                g[a] += c.weights[k] * (x[a] - x0[a]);
+            }
+        }
+        let n = c.normal;
+        let gap = n[0] * g[0] + n[1] * g[1] + n[2] * g[2] - c.thickness;
+        if gap >= 0.0 {
+            continue;
+        }
+        let inv = p.map(|i| positions[i][3]);
+        let denom: f32 = (0..4).map(|k| c.weights[k] * c.weights[k] * inv[k]).sum();
+        if denom <= 0.0 {
+            continue;
+        }
+        pushes += 1;
+        let push = -gap / denom;
+        for k in 0..4 {
+            let s = c.weights[k] * inv[k] * push;
+            for a in 0..3 {
+                positions[p[k]][a] += s * n[a];
+                displacement[p[k]][a] += s * n[a];
+            }
+        }
+        if c.friction <= 0.0 {
+            continue;
+        }
+        let mut u = [0.0f32; 3];
+        for k in 0..4 {
+            for a in 0..3 {
+                u[a] += c.weights[k] * displacement[p[k]][a];
+            }
+        }
+        let un = n[0] * u[0] + n[1] * u[1] + n[2] * u[2];
+        let slip = [u[0] - un * n[0], u[1] - un * n[1], u[2] - un * n[2]];
+        let length = (slip[0] * slip[0] + slip[1] * slip[1] + slip[2] * slip[2]).sqrt();
+        if length <= 0.0 {
+            continue;
+        }
+        let cut = (c.friction * -gap / length).min(1.0) / denom;
+        for k in 0..4 {
+            let s = -c.weights[k] * inv[k] * cut;
+            for a in 0..3 {
+                positions[p[k]][a] += s * slip[a];
+                displacement[p[k]][a] += s * slip[a];
+            }
+        }
+    }
+    pushes
+}
+
+/// The guard (see `weft_core::surface_collision`): moves the free particles of every pair that
+/// may touch during the step from `prev` to `positions` back to `prev` (with `displacement` 0),
+/// round after round until no pair may touch. The pairs checked are those whose boxes (less the
+/// step's shift) meet with the guard's gap; they are the search's candidates while every
+/// particle is within `(search pad − gap)/2` of its prediction (so every such pair is one of
+/// them), else the kept pairs while they cover the step (the gap is under the search pad), else a
+/// broad phase finds them. The same pairs in any of the three ways, and what a round does with
+/// them depends on the set only (the particles to move back are sorted), so the result is too.
+/// Returns `(reverted, unresolved)`.
+fn guard_into(
+    sc: &SurfaceCollision,
+    prev: &[Record],
+    positions: &mut [Record],
+    displacement: &mut [Record],
+    s: &mut Scratch,
+    chunks: &[Chunk],
+    searched: bool,
+) -> (u64, u64) {
+    let (gap, shift) = (sc.guard_gap(), s.shift);
+    let mut reverted = 0;
+    for round in 0..=MAX_GUARD_ROUNDS {
+        s.marked.clear();
+        let mut unresolved = 0;
+        let now: &[Record] = positions;
+        s.boxes.fill(sc, prev, now, shift);
+        let reuse =
+            searched && 2.0 * farthest_from(sc.vertices(), now, &s.predicted) + gap <= 0.99 * sc.search_pad();
+        let (marked, boxes) = (&mut s.marked, &s.boxes);
+        let mut check = |pair: Pair| {
+            let p = particles(sc, pair);
+            if boxes.meet(pair, gap) && sc.may_touch(pair.0, p, prev, now) {
+                let free = p.iter().filter(|&&i| now[i as usize][3] > 0.0 && moved(prev, now, i));
+                let before = marked.len();
+                marked.extend(free);
+                if marked.len() == before {
+                    unresolved += 1;
+                }
+            }
+        };
+        if reuse {
+            s.pairs.iter().for_each(|&pair| check(pair));
+        } else if searched && s.kept.covers(sc, prev, now, shift) {
+            chunks.iter().flat_map(|c| &c.kept).for_each(|&pair| check(pair));
+        } else {
+            candidate_pairs(sc, boxes, gap, &mut s.grids[0], &mut s.near, check);
+        }
+        if s.marked.is_empty() {
+            return (reverted, unresolved);
+        }
+        if round == MAX_GUARD_ROUNDS {
+            // Every moving free particle back: the start of the step was free of crossings.
+            s.marked.clear();
+            let movers = sc
+                .vertices()
+                .iter()
+                .filter(|&&i| positions[i as usize][3] > 0.0 && moved(prev, positions, i));
+            s.marked.extend(movers);
+        }
+        s.marked.sort_unstable();
+        s.marked.dedup();
+        for &i in &s.marked {
+            let i = i as usize;
+            let w = positions[i][3];
+            positions[i] = [prev[i][0], prev[i][1], prev[i][2], w];
+            displacement[i] = [0.0; 4];
+        }
+        reverted += s.marked.len() as u64;
+    }
+    (reverted, 0)
+}
+
+/// The largest distance in m of a particle of `vertices` in `now` from its place in `then`.
+fn farthest_from(vertices: &[u32], now: &[Record], then: &[Record]) -> f32 {
+    let mut most = 0.0f32;
+    for &i in vertices {
+        let (a, b) = (now[i as usize], then[i as usize]);
+        let d = [a[0] - b[0], a[1] - b[1], a[2] - b[2]];
+        most = most.max((d[0] * d[0] + d[1] * d[1] + d[2] * d[2]).sqrt());
+    }
+    // Rounding of the boxes: a hair more.
+    most * 1.001
+}
+
+/// Whether particle `i` is not where it was at the start of the step.
+fn moved(prev: &[Record], now: &[Record], i: u32) -> bool {
+    let (a, b) = (prev[i as usize], now[i as usize]);
+    a[0] != b[0] || a[1] != b[1] || a[2] != b[2]
+}
+
+/// The guard of a step from `prev` to `positions` with its own buffers and a broad phase of its
+/// own, the boxes less `shift` (m; see `weft_core::surface_collision::common_shift`). Returns
+/// `(reverted, unresolved)`.
+pub fn guard(
+    sc: &SurfaceCollision,
+    prev: &[Record],
+    positions: &mut [Record],
+    displacement: &mut [Record],
+    shift: [f32; 3],
+) -> (u64, u64) {
+    let mut s = Scratch { shift, ..Scratch::default() };
+    guard_into(sc, prev, positions, displacement, &mut s, &[], false)
+}
+
+/// The team's handle on the buffers.
+#[derive(Clone, Copy)]
+pub(crate) struct SharedBuffers<'a> {
+    /// One element: the scratch.
+    scratch: SharedSlice<'a, Scratch>,
+    /// [`SEARCH_CHUNKS`] elements.
+    chunks: SharedSlice<'a, Chunk>,
+}
+
+impl Buffers {
+    /// The buffers, for the team's phases.
+    pub(crate) fn share(&mut self) -> SharedBuffers<'_> {
+        SharedBuffers {
+            scratch: SharedSlice::new(std::slice::from_mut(&mut self.scratch)),
+            chunks: SharedSlice::new(&mut self.chunks),
+        }
+    }
+}
+
+/// Stage 4 of a step: the contacts, at the prediction (the stages of `search`, each a phase).
+pub(crate) fn search_phases(
+    team: &Team<'_>,
+    sc: &SurfaceCollision,
+    b: SharedBuffers<'_>,
+    p: &ParticleArrays<'_>,
+) {
+    if sc.is_empty() {
+        return;
+    }
+    let (prev, now, chunks) = (p.prev, p.positions, SEARCH_CHUNKS);
+    team.for_each_chunk(1, (b.scratch.each_mut(), prev, now), |_, _, (s, prev, now)| {
+        s.stats = SurfaceStats::default();
+        search::begin(sc, prev, now, s);
+    });
+    team.for_each_chunk(chunks, (b.scratch, b.chunks.each_mut()), |_, c, (s, chunk)| {
+        search::rebuild_chunk(sc, &s[0], c, chunk);
+    });
+    team.for_each_chunk(1, (b.scratch.each_mut(), prev, now), |_, _, (s, prev, now)| {
+        search::prepare(sc, prev, now, s);
+    });
+    team.for_each_chunk(
+        chunks,
+        (b.scratch, b.chunks.each_mut(), prev, now),
+        |_, _, (s, chunk, prev, now)| {
+            search::scan_chunk(sc, prev, now, &s[0], chunk);
+        },
+    );
+    team.for_each_chunk(1, (b.scratch.each_mut(), b.chunks), |_, _, (s, chunks)| search::join(s, chunks));
+}
+
+/// Stage 5, in each iteration: one projection of the step's contacts (one work item).
+pub(crate) fn solve_phase(
+    team: &Team<'_>,
+    sc: &SurfaceCollision,
+    b: SharedBuffers<'_>,
+    p: &ParticleArrays<'_>,
+) {
+    if !sc.is_empty() {
+        let parts = (b.scratch.each_mut(), p.positions.whole_mut(), p.displacement.whole_mut());
+        team.for_each_chunk(1, parts, |_, _, (s, x, d)| s.stats.pushes += project(&s.contacts, x, d));
+    }
+}
+
+/// The guard, after every other stage that moves particles and before the velocities (one
+/// work item); the end of the step for the kept pairs.
+pub(crate) fn guard_phase(
+    team: &Team<'_>,
+    sc: &SurfaceCollision,
+    b: SharedBuffers<'_>,
+    p: &ParticleArrays<'_>,
+) {
+    if !sc.is_empty() {
+        let parts =
+            (b.scratch.each_mut(), b.chunks, p.prev, p.positions.whole_mut(), p.displacement.whole_mut());
+        team.for_each_chunk(1, parts, |_, _, (s, chunks, prev, x, d)| {
+            (s.stats.reverted, s.stats.unresolved) = guard_into(sc, prev, x, d, s, chunks, true);
+            for (d, t) in s.kept.drift.iter_mut().zip(s.shift) {
+                *d += t as f64;
+            }
+        });
+    }
+}

@@ -1,0 +1,273 @@
+//! The contact search of a step, in five stages that the stepper runs as team phases and
+//! [`Buffers::search`] runs in turn: [`begin`] (one work item: the shift, and when the kept pairs
+//! no longer cover the step, their anchor, boxes and grids), [`rebuild_chunk`] (each of
+//! [`SEARCH_CHUNKS`] items finds the kept pairs of its share of the vertices and of the edges),
+//! [`prepare`] (one item: the step's boxes and each particle's wander), [`scan_chunk`] (each
+//! item tests its kept pairs: boxes, then the proof that they are too far apart, then closest
+//! points) and [`join`] (one item: the chunks' pairs and contacts in chunk order). The chunks are
+//! cut the same way for any number of threads and joined in the fixed order (every
+//! vertex–triangle pair by vertex, then every edge–edge pair by first edge), so the contacts,
+//! and the step, are the same bits for any thread count.
+
+use std::ops::Range;
+
+use weft_core::surface_collision::{Contact, SurfaceCollision, common_shift};
+use weft_geometry::Grid;
+use weft_geometry::proximity::PairKind;
+
+use super::kept::{KEEP_MARGIN, far_apart};
+use super::{FeatureBoxes, MAX_CELLS, Pair, Scratch, SurfaceStats, particles};
+use crate::records::Record;
+
+/// Work items of the search's parallel stages: a fixed count, so that what each finds, and the
+/// order they are joined in, do not depend on the number of threads.
+pub(crate) const SEARCH_CHUNKS: usize = 32;
+
+/// One work item of the search: the kept pairs of its share of the vertices and of the edges,
+/// and what a step found among them. Each list holds the vertex–triangle pairs first, then the
+/// edge–edge pairs, with the count of the first kept beside it.
+#[derive(Debug, Default)]
+pub(crate) struct Chunk {
+    near: Vec<u32>,
+    pub(super) kept: Vec<Pair>,
+    kept_split: usize,
+    /// Per kept pair, `Kept::floor` (m), `NaN` until a step first needs it.
+    floor: Vec<f32>,
+    pairs: Vec<Pair>,
+    pairs_split: usize,
+    contacts: Vec<Contact>,
+    contacts_split: usize,
+}
+
+/// The buffers of surface self-collision, kept between steps: the scratch and the search's
+/// chunks (apart, so that the chunks can be written while the scratch is read).
+#[derive(Debug)]
+pub(crate) struct Buffers {
+    pub(super) scratch: Scratch,
+    pub(super) chunks: Vec<Chunk>,
+}
+
+impl Default for Buffers {
+    fn default() -> Self {
+        Buffers {
+            scratch: Scratch::default(),
+            chunks: (0..SEARCH_CHUNKS).map(|_| Chunk::default()).collect(),
+        }
+    }
+}
+
+impl Buffers {
+    /// What the last step did.
+    pub(crate) fn stats(&self) -> SurfaceStats {
+        self.scratch.stats
+    }
+
+    /// The search of a step from `prev` to the prediction `now`, its stages in turn.
+    pub(super) fn search(&mut self, sc: &SurfaceCollision, prev: &[Record], now: &[Record]) {
+        let s = &mut self.scratch;
+        begin(sc, prev, now, s);
+        for (c, chunk) in self.chunks.iter_mut().enumerate() {
+            rebuild_chunk(sc, s, c, chunk);
+        }
+        prepare(sc, prev, now, s);
+        for chunk in &mut self.chunks {
+            scan_chunk(sc, prev, now, s, chunk);
+        }
+        join(s, &self.chunks);
+    }
+}
+
+/// Item `c`'s share of `0..len` in [`SEARCH_CHUNKS`] items.
+fn share(c: usize, len: usize) -> Range<usize> {
+    let size = len.div_ceil(SEARCH_CHUNKS);
+    (c * size).min(len)..((c + 1) * size).min(len)
+}
+
+/// The grid cell of a broad phase whose boxes are grown by `pad` (m).
+fn cell(sc: &SurfaceCollision, pad: f32) -> f64 {
+    sc.mean_edge().max(pad).max(f32::MIN_POSITIVE) as f64
+}
+
+/// `on_pair` for each vertex–triangle pair of `vertices` (in order, then triangle ascending)
+/// whose boxes meet (the vertex's grown by `pad`), the triangles in `grid`.
+fn vertex_pairs(
+    sc: &SurfaceCollision,
+    (boxes, pad, grid): (&FeatureBoxes, f32, &Grid),
+    vertices: &[u32],
+    near: &mut Vec<u32>,
+    mut on_pair: impl FnMut(Pair),
+) {
+    let tris = sc.triangles();
+    for &v in vertices {
+        grid.in_box(&boxes.vertices[v as usize].grown(pad), near);
+        for &t in near.iter() {
+            let pair = (PairKind::VertexTriangle, v, t);
+            if !tris[t as usize].contains(&v) && boxes.meet(pair, pad) {
+                on_pair(pair);
+            }
+        }
+    }
+}
+
+/// `on_pair` for each edge–edge pair `(e, f)`, `e` in `edges` ascending, `f > e` ascending,
+/// sharing no particle, whose boxes meet (the first grown by `pad`), the edges in `grid`.
+fn edge_pairs(
+    sc: &SurfaceCollision,
+    (boxes, pad, grid): (&FeatureBoxes, f32, &Grid),
+    edges: Range<usize>,
+    near: &mut Vec<u32>,
+    mut on_pair: impl FnMut(Pair),
+) {
+    let all = sc.edges();
+    for e in edges {
+        let a = all[e];
+        grid.in_box(&boxes.edges[e].grown(pad), near);
+        for &f in near.iter().filter(|&&f| f as usize > e) {
+            let b = all[f as usize];
+            let pair = (PairKind::EdgeEdge, e as u32, f);
+            if !a.contains(&b[0]) && !a.contains(&b[1]) && boxes.meet(pair, pad) {
+                on_pair(pair);
+            }
+        }
+    }
+}
+
+/// Every candidate pair of features whose `boxes` meet (the first feature's grown by `pad`), in
+/// the fixed order, one stage after the other: the broad phase of a step the kept pairs do not
+/// cover, and of the guard.
+pub(super) fn candidate_pairs(
+    sc: &SurfaceCollision,
+    boxes: &FeatureBoxes,
+    pad: f32,
+    grid: &mut Grid,
+    near: &mut Vec<u32>,
+    mut on_pair: impl FnMut(Pair),
+) {
+    let cell = cell(sc, pad);
+    let tris = sc.triangles();
+    grid.build_boxes(cell, MAX_CELLS, tris.len(), |t| boxes.triangles[t]);
+    vertex_pairs(sc, (boxes, pad, grid), sc.vertices(), near, &mut on_pair);
+    let edges = sc.edges();
+    grid.build_boxes(cell, MAX_CELLS, edges.len(), |e| boxes.edges[e]);
+    edge_pairs(sc, (boxes, pad, grid), 0..edges.len(), near, on_pair);
+}
+
+/// The contact of `pair` in a step from `prev` to `now`, if it can come near.
+fn contact(sc: &SurfaceCollision, pair: Pair, prev: &[Record], now: &[Record]) -> Option<Contact> {
+    let p = particles(sc, pair);
+    match pair.0 {
+        PairKind::VertexTriangle => sc.vertex_triangle_contact(p[0], [p[1], p[2], p[3]], prev, now),
+        PairKind::EdgeEdge => sc.edge_edge_contact([p[0], p[1]], [p[2], p[3]], prev, now),
+    }
+}
+
+/// Stage 1 (one work item): the step's shift and prediction; when the kept pairs do not cover
+/// the step, their new anchor (the step's start) and the boxes and grids they are found in.
+pub(super) fn begin(sc: &SurfaceCollision, prev: &[Record], now: &[Record], s: &mut Scratch) {
+    s.contacts.clear();
+    s.pairs.clear();
+    s.shift = common_shift(sc.vertices(), prev, now);
+    s.predicted.clear();
+    s.predicted.extend_from_slice(now);
+    s.rebuild = !s.kept.covers(sc, prev, now, s.shift);
+    if s.rebuild {
+        let k = &mut s.kept;
+        k.anchor.clear();
+        k.anchor.extend_from_slice(prev);
+        k.drift = [0.0; 3];
+        k.key = sc.key();
+        s.boxes.fill(sc, prev, prev, [0.0; 3]);
+        s.reach = sc.search_pad() + KEEP_MARGIN * sc.mean_edge();
+        let (cell, boxes) = (cell(sc, s.reach), &s.boxes);
+        let [tris, edges] = &mut s.grids;
+        tris.build_boxes(cell, MAX_CELLS, sc.triangles().len(), |t| boxes.triangles[t]);
+        edges.build_boxes(cell, MAX_CELLS, sc.edges().len(), |e| boxes.edges[e]);
+        s.stats.rebuilds += 1;
+    }
+}
+
+/// Stage 2 (item `c` of [`SEARCH_CHUNKS`]): when [`begin`] anchored the kept pairs anew, those
+/// of chunk `c`'s vertices and edges.
+pub(super) fn rebuild_chunk(sc: &SurfaceCollision, s: &Scratch, c: usize, chunk: &mut Chunk) {
+    if !s.rebuild {
+        return;
+    }
+    let (near, kept) = (&mut chunk.near, &mut chunk.kept);
+    kept.clear();
+    let vertices = &sc.vertices()[share(c, sc.vertices().len())];
+    vertex_pairs(sc, (&s.boxes, s.reach, &s.grids[0]), vertices, near, |pair| kept.push(pair));
+    chunk.kept_split = kept.len();
+    edge_pairs(sc, (&s.boxes, s.reach, &s.grids[1]), share(c, sc.edges().len()), near, |pair| {
+        kept.push(pair)
+    });
+    chunk.floor.clear();
+    chunk.floor.resize(kept.len(), f32::NAN);
+}
+
+/// Stage 3 (one work item): whether the kept pairs cover the step, the step's boxes and each
+/// particle's wander; for a step faster than the margin, its own broad phase and contacts.
+pub(super) fn prepare(sc: &SurfaceCollision, prev: &[Record], now: &[Record], s: &mut Scratch) {
+    s.covered = !s.rebuild || s.kept.covers(sc, prev, now, s.shift);
+    s.boxes.fill(sc, prev, now, s.shift);
+    if s.covered {
+        s.slack = s.kept.wander(sc, prev, now, &mut s.wander);
+    } else {
+        let (contacts, pairs) = (&mut s.contacts, &mut s.pairs);
+        candidate_pairs(sc, &s.boxes, sc.search_pad(), &mut s.grids[0], &mut s.near, |pair| {
+            pairs.push(pair);
+            contacts.extend(contact(sc, pair, prev, now));
+        });
+    }
+}
+
+/// Stage 4 (one work item per chunk): the chunk's kept pairs whose boxes meet in the step, and
+/// the contacts of those not provably too far apart (`super::kept::far_apart`).
+pub(super) fn scan_chunk(
+    sc: &SurfaceCollision,
+    prev: &[Record],
+    now: &[Record],
+    s: &Scratch,
+    chunk: &mut Chunk,
+) {
+    chunk.pairs.clear();
+    chunk.contacts.clear();
+    (chunk.pairs_split, chunk.contacts_split) = (0, 0);
+    if !s.covered {
+        return;
+    }
+    let pad = sc.search_pad();
+    for k in 0..chunk.kept.len() {
+        if k == chunk.kept_split {
+            (chunk.pairs_split, chunk.contacts_split) = (chunk.pairs.len(), chunk.contacts.len());
+        }
+        let pair = chunk.kept[k];
+        if !s.boxes.meet(pair, pad) {
+            continue;
+        }
+        chunk.pairs.push(pair);
+        if chunk.floor[k].is_nan() {
+            chunk.floor[k] = s.kept.floor(sc, pair);
+        }
+        if !far_apart(sc, pair, chunk.floor[k], &s.wander, s.slack) {
+            chunk.contacts.extend(contact(sc, pair, prev, now));
+        }
+    }
+    if chunk.kept_split == chunk.kept.len() {
+        (chunk.pairs_split, chunk.contacts_split) = (chunk.pairs.len(), chunk.contacts.len());
+    }
+}
+
+/// Stage 5 (one work item): the chunks' candidate pairs and contacts in the fixed order.
+pub(super) fn join(s: &mut Scratch, chunks: &[Chunk]) {
+    if s.covered {
+        for c in chunks {
+            s.pairs.extend_from_slice(&c.pairs[..c.pairs_split]);
+            s.contacts.extend_from_slice(&c.contacts[..c.contacts_split]);
+        }
+        for c in chunks {
+            s.pairs.extend_from_slice(&c.pairs[c.pairs_split..]);
+            s.contacts.extend_from_slice(&c.contacts[c.contacts_split..]);
+        }
+    }
+    s.stats.contacts = s.contacts.len() as u64;
+}
