@@ -169,8 +169,41 @@ fn colliders(s: &mut String, model: &Model) {
     }
 }
 
+/// Particle self-collision, with a warning for each cloth whose thickness cannot hold a layer
+/// off it: between four vertices of a square of side `h` a particle passes `h/√2` from each, so
+/// particle contacts under that let layers through (thin cloth needs surface self-collision).
+fn particle_contacts(s: &mut String, model: &Model) {
+    let sc = model.self_collision();
+    if sc.is_empty() {
+        return;
+    }
+    let (min, max) = (sc.min_thickness(), sc.max_thickness());
+    let _ = writeln!(s, "self-collision: particles: {} taking part, {min}–{max} m apart", sc.members().len());
+    let p = model.particles();
+    for cloth in model.cloths() {
+        let thickness = sc.thickness()[cloth.particles.clone()].iter().fold(0.0f32, |a, &t| a.max(t));
+        let edges = cloth.triangles.iter().flat_map(|t| [(t[0], t[1]), (t[1], t[2]), (t[2], t[0])]);
+        let (sum, count) = edges.fold((0.0f64, 0u64), |(sum, n), (a, b)| {
+            let at = |i: u32| p.position(cloth.particles.start + i as usize);
+            (sum + weft_core::topology::distance(at(a), at(b)) as f64, n + 1)
+        });
+        let spacing = if count == 0 { 0.0 } else { (sum / count as f64) as f32 };
+        if thickness > 0.0 && (thickness as f64) < spacing as f64 / std::f64::consts::SQRT_2 {
+            let _ = writeln!(
+                s,
+                "  warning: cloth \"{}\": self_thickness {thickness} m is under its vertex spacing ({} m, the mean \
+                 edge): particle contacts cannot stop a layer passing between its vertices; thin cloth needs \
+                 self_collision = \"triangles\"",
+                cloth.name,
+                trimmed(spacing as f64)
+            );
+        }
+    }
+}
+
 /// The surface self-collision, and the triangles that cross at the start.
 fn contacts(s: &mut String, model: &Model) {
+    particle_contacts(s, model);
     let sc = model.surface_collision();
     if !sc.is_empty() {
         let _ = writeln!(
@@ -282,5 +315,30 @@ mod tests {
         assert_eq!(human_bytes(1536), "1.5 KiB");
         assert_eq!(human_bytes(5 << 20), "5.0 MiB");
         assert_eq!(human_bytes(3 << 30), "3.0 GiB");
+    }
+
+    /// A 1 m sheet of `n`² particles with particle self-collision `thickness` apart.
+    fn sheet(n: u32, thickness: f32) -> Model {
+        let text = format!(
+            "[simulation]\nfps = 30.0\nframes = 1\n[[cloth]]\nname = \"sheet\"\n\
+             grid = {{ resolution = [{n}, {n}], size = [1.0, 1.0] }}\nself_collision = true\n\
+             self_thickness = {thickness}\n"
+        );
+        let limits = weft_core::limits::Limits::default();
+        weft_io::parse_scene(&text, std::path::Path::new("t.toml"), &limits).unwrap().build_model().unwrap()
+    }
+
+    #[test]
+    fn particle_contacts_thinner_than_the_spacing_are_warned_of() {
+        // 21 particles a side: 5 cm apart, 6 cm on the diagonals.
+        let thin = describe(&sheet(21, 0.004));
+        assert!(thin.contains("self-collision: particles: 441 taking part"), "{thin}");
+        assert!(
+            thin.contains("warning: cloth \"sheet\": self_thickness 0.004 m is under its vertex spacing"),
+            "{thin}"
+        );
+        assert!(thin.contains("self_collision = \"triangles\""), "{thin}");
+        let thick = describe(&sheet(21, 0.05));
+        assert!(thick.contains("self-collision: particles") && !thick.contains("warning"), "{thick}");
     }
 }
