@@ -3,8 +3,8 @@
 //! and whole frames of the hanging 128×128 cloth.
 //!
 //! ```text
-//! cargo bench --bench kernels                      # measure (throughput in projections/s)
-//! cargo bench --bench kernels -- --profile-time 5  # flamegraphs instead, one per bench:
+//! cargo bench -p weft-benches                      # measure (throughput in projections/s)
+//! cargo bench -p weft-benches -- --profile-time 5  # flamegraphs instead, one per bench:
 //!     target/criterion/<group>/<bench>/profile/flamegraph.svg
 //! ```
 //!

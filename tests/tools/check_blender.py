@@ -1,5 +1,5 @@
 """Imports one frame of a weft OBJ sequence into Blender, headless, and checks it as a user would
-see it. Run by tests/import_tools.rs as
+see it. Run by tests/suite/import_tools.rs as
 
     blender -b --factory-startup --python-exit-code 1 --python check_blender.py -- FILE NAME POINTS SIZE
 

@@ -1,5 +1,5 @@
 """Opens a weft USD cache with the USD library (usd-core, `pxr`) and checks it as a DCC would
-read it. Run by tests/import_tools.rs; prints one line per failed check and exits 1, or prints
+read it. Run by tests/suite/import_tools.rs; prints one line per failed check and exits 1, or prints
 `weft-usd-ok` and exits 0.
 
     python3 check_usd.py FILE.usda --samples N --points N --fps F [--face-size K]

@@ -3,7 +3,7 @@
 //! This crate's one job is measuring weft: [`run`] measures and returns the table `weft bench`
 //! prints (variants on copies of one model, in interleaved rounds, medians of rates and of
 //! per-round ratios; see `docs/performance.md`). Its scenes also serve the criterion benches of
-//! the root package (`benches/kernels.rs`, `cargo bench --bench kernels`), which measure the
+//! the `weft-benches` package (`benches/kernels.rs`, `cargo bench -p weft-benches`), which measure the
 //! kernels one by one, against the reference solver too, with a flamegraph per bench on request.
 //!
 //! * [`table`]: the side-by-side table of `weft bench` ([`run`], [`BenchOptions`]);

@@ -11,7 +11,7 @@ use weft_core::{EdgeSet, MassSpec, Model, ModelBuilder, SimSettings};
 /// The folding sheet of `examples/fold.toml` (a sheet whose edge is carried over it and laid on
 /// top), byte for byte: the scene of the table's surface self-collision rows. The text lives in
 /// this crate (`scenes/fold.toml`) so that the crate builds on its own, packaged; the root
-/// package's `tests/bench_scenes.rs` checks that it is still the example.
+/// package's `tests/suite/bench_scenes.rs` checks that it is still the example.
 pub const FOLD_SCENE: &str = include_str!("../scenes/fold.toml");
 
 /// Substeps (time steps) per frame of the frame-time scenes.

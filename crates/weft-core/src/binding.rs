@@ -11,7 +11,7 @@
 //!
 //! After every frame the render vertex is placed at `c + o_t·t + o_b·b + o_n·n` of the moved
 //! proxy. At rest this gives back the render mesh to rounding (a render mesh equal to the proxy
-//! comes back to 1e-6 m, `tests/render_mesh.rs`), and an offset along the normal follows the
+//! comes back to 1e-6 m, `tests/suite/render_mesh.rs`), and an offset along the normal follows the
 //! smoothly interpolated normal rather than one triangle's, so a render shell around the proxy
 //! does not crease at the proxy's edges.
 //!

@@ -536,7 +536,7 @@ mod tests {
     /// that it takes `v = d/h`, which is tighter): each step the rounding of `x` (up to ε·|x|,
     /// ε = `f32::EPSILON`) could turn into a velocity error of up to ε·|x|/h that the following
     /// steps carry along. After n steps that bounds the velocity error by about n·ε·X/h and the
-    /// position error by about n²·ε·X, X the largest |x| on the way. `tests/precision.rs` holds
+    /// position error by about n²·ε·X, X the largest |x| on the way. `tests/suite/precision.rs` holds
     /// the carried displacement to a much tighter bound at 256 substeps.
     #[test]
     fn free_fall_matches_semi_implicit_euler() {

@@ -285,7 +285,7 @@ pub fn triangle_pairs(data: &[u8]) {
 /// between the reference and references started one ulp of the scene's largest coordinate off,
 /// either way: see `nudged_reference`; counts are compared where 16 ulps either way do not
 /// change the reference's own), the bound
-/// `tests/simd_matches_reference.rs` justifies.
+/// `tests/suite/simd_matches_reference.rs` justifies.
 pub fn arbitrary_scene(data: &[u8]) {
     let mut u = Unstructured::new(data);
     let Ok(scene) = ArbitraryScene::generate(&mut u, data.ends_with(TAME)) else { return };

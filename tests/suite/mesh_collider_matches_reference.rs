@@ -9,7 +9,7 @@
 //! rigid key, with random thickness and friction; its pins (if any) stay, follow a keyframed path,
 //! or follow the terrain.
 //!
-//! Tolerance: that of `tests/collider_matches_reference.rs`, with its one-ulp nudge for the
+//! Tolerance: that of `tests/suite/collider_matches_reference.rs`, with its one-ulp nudge for the
 //! reference's own sensitivity: 1e-5 m after one step (or 16 × the sensitivity), `2e-5 m + 16 ×`
 //! it after steps 2 to 5. The deep counts must be equal after every step.
 //!
@@ -18,7 +18,7 @@
 //! it is below took the side of whichever triangle rounding made nearest, and one ulp moved the
 //! reference by up to 0.17 m in one step (measured). With pseudo-normals the largest one-step
 //! sensitivity over five steps in three runs of 64 cases was 2.3e-4 m, and the largest gap 6.9e-5 m
-//! (`WEFT_PRINT_GAPS=1 cargo test --release --test mesh_collider_matches_reference -- --nocapture`).
+//! (`WEFT_PRINT_GAPS=1 cargo test --release --test suite mesh_collider_matches_reference:: -- --nocapture`).
 
 use proptest::prelude::*;
 use weft_core::collider::{Friction, RigidKey};

@@ -6,7 +6,7 @@
 //! in the body.
 //!
 //! Every test runs the fast solver (`KernelPath::Simd`) and takes under a few seconds in release
-//! (`cargo test --release --test mesh_colliders`). The measured values quoted in each test's
+//! (`cargo test --release --test suite mesh_colliders::`). The measured values quoted in each test's
 //! documentation are from that build.
 
 use std::collections::BTreeMap;

@@ -13,7 +13,7 @@
 //!   fight, and there one ulp of input moves the reference itself by up to 8e-4 m in one step
 //!   (measured), so no program that rounds differently can be held to 1e-5 m.
 //! * After twenty steps within `2e-5 m + 16 × sensitivity`, the reference's own one-ulp
-//!   sensitivity, exactly as `tests/simd_matches_reference.rs` argues: the two programs round
+//!   sensitivity, exactly as `tests/suite/simd_matches_reference.rs` argues: the two programs round
 //!   differently (the kernels' `|d|·(1/|d|²)` and `num·(1/den)` against the reference's plain
 //!   quotients; the volume gradient gathered per particle against scattered per triangle; drag
 //!   and lift arranged differently), and over many steps the motion itself amplifies any

@@ -12,12 +12,12 @@
 //! cloth whose constraints fight the contacts moves the reference by up to 1.8e-4 m in one step for
 //! a one-ulp change of its input, measured). After steps 2 to 5, `2e-5 m + 16 × sensitivity`, where
 //! the sensitivity is how far the reference itself moves when every input position is one ulp off,
-//! as `tests/tether_volume_wind_matches_reference.rs` argues: the two programs round differently
+//! as `tests/suite/tether_volume_wind_matches_reference.rs` argues: the two programs round differently
 //! (the kernels' `v·(1/|v|)` and rotation sums written out against glam's), and a rigid cloth
 //! thrown among colliders amplifies any rounding difference (measured: one case grows 4e-6 → 2e-5 →
 //! 1.2e-4 m over steps 1, 3 and 5, with the reference's own one-ulp sensitivity of the same size).
 //! The nudge moves every coordinate of every particle by one ulp, alternately up and down (as in
-//! `tests/tether_volume_wind_matches_reference.rs`): nudging x alone misses how a contact that
+//! `tests/suite/tether_volume_wind_matches_reference.rs`): nudging x alone misses how a contact that
 //! starts or stops, or friction that switches between sticking and sliding, amplifies a rounding
 //! difference in y or z (one case: gap 5.2e-5 m at step 4 against an x-only sensitivity of 1.6e-6
 //! m, and 1.4e-5 m with the full nudge). Measured (WEFT_PRINT_GAPS=1, 96 cases): gap/sensitivity at

@@ -5,7 +5,7 @@
 
 #[test]
 fn the_bench_folds_the_example_sheet() {
-    let example = include_str!("../examples/fold.toml");
+    let example = include_str!("../../examples/fold.toml");
     assert!(
         weft_bench::scenes::FOLD_SCENE == example,
         "crates/weft-bench/scenes/fold.toml differs from examples/fold.toml: copy the example over it"
