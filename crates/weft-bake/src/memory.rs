@@ -43,7 +43,7 @@ fn polygon_bytes(p: &Polygons) -> u64 {
 
 /// Bytes of the model's cloths as a scene describes them, which the caller of a bake holds
 /// through it (`weft bake` keeps the scene for the summary): their positions, triangles with one
-/// UV per corner when their faces have UVs, faces ([`polygon_bytes`]) and distance edges.
+/// UV per corner when their faces have UVs, faces (per face its size and start, per corner its point and UV) and distance edges.
 pub fn scene_bytes(model: &Model) -> u64 {
     let mut bytes = model.particles().len() as u64 * size_of::<[f32; 3]>() as u64;
     for c in model.cloths() {
@@ -101,7 +101,7 @@ const SELF_COLLISION_BYTES_PER_MEMBER: u64 = 4 + 4 + 2 * 8 + 16 + 12 * 4;
 
 /// Approximate peak memory of a bake of `model` by `weft bake`, in bytes: an upper bound of its
 /// resident size at the peak (docs/performance.md). The model ([`model_bytes`]) and the scene it
-/// was built from ([`scene_bytes`]), the process ([`PROCESS_BYTES`]), and what a bake adds at its
+/// was built from ([`scene_bytes`]), the process (binary and stacks, 6 MiB), and what a bake adds at its
 /// peak, after its first frame is counted: the step's displacement, the copies of the positions
 /// the measure and the output keep, the triangles and stretch edges of the two quality measures
 /// (one beside the solver, one with the output), the intersection count's buffers, the
