@@ -141,8 +141,8 @@ fn frames(
     options: &BakeOptions,
     progress: &mut dyn Progress,
 ) -> Result<BakeReport, BakeError> {
-    let cloths: Vec<ClothInfo> = model.cloths().to_vec();
-    let (mut bake, output) = Bake::open(model, options, &cloths)?;
+    let (mut bake, output) = Bake::open(model, options)?;
+    let cloths: Vec<ClothInfo> = bake.model.cloths().iter().map(written_part).collect();
     let frame_started = Instant::now();
     progress.start(bake.settings.frames, bake.model.settings().substeps);
     // Each frame's rows and samples are written on a thread of their own while the next frame
@@ -170,6 +170,20 @@ fn frames(
     let frame_time = frame_started.elapsed();
     let files = publish(output, &options.out_dir.join(CHECKPOINT_FILE))?;
     Ok(bake.report(per_frame, files, frame_time))
+}
+
+/// What the output reads of `cloth` while the model steps (a copy, since the model is borrowed
+/// for stepping): its name, particles and render mesh, and its triangles and faces only when it
+/// has a render mesh (placed on them); the caches were created from the model's own.
+fn written_part(cloth: &ClothInfo) -> ClothInfo {
+    let faces = cloth.render.is_some();
+    ClothInfo {
+        name: cloth.name.clone(),
+        particles: cloth.particles.clone(),
+        triangles: if faces { cloth.triangles.clone() } else { Vec::new() },
+        polygons: if faces { cloth.polygons.clone() } else { Default::default() },
+        render: cloth.render.clone(),
+    }
 }
 
 /// One bake under way: the model and the stepper, and what the frames add up to.
@@ -210,11 +224,7 @@ struct Stepped {
 impl<'a> Bake<'a> {
     /// Stage **open**: goes on from a checkpoint of this bake, if asked and there is one, else
     /// creates every file afresh and writes sample 0; returns the bake and its output.
-    fn open(
-        model: &'a mut Model,
-        options: &'a BakeOptions,
-        cloths: &[ClothInfo],
-    ) -> Result<(Self, Output), BakeError> {
+    fn open(model: &'a mut Model, options: &'a BakeOptions) -> Result<(Self, Output), BakeError> {
         let settings = model.settings().clone();
         let formats = options.effective_formats();
         let checkpointing = options.resume || options.checkpoints != CheckpointPolicy::Never;
@@ -222,18 +232,21 @@ impl<'a> Bake<'a> {
             true => checkpointing::fingerprint(model, &formats, options.kernel, options.stats),
             false => 0,
         };
-        let opened = open_or_resume(model, options, cloths, &formats, fingerprint)?;
+        let opened = open_or_resume(model, options, &formats, fingerprint)?;
         let first_frame = opened.first_frame;
         // Frames are written beside the solver when it leaves a core free (see `crate::output`).
         let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
         let beside = rayon::current_num_threads() < cores;
         let mut output = Output::new(model, opened.caches, opened.stats, beside)?;
+        // The initial state's intersections are counted by the output's measure, whose buffers
+        // the frames reuse: the stepper's measure never counts them, and so never holds them.
+        let mut start_intersections = None;
         if first_frame == 1 {
             output.capture(model);
-            output.write_samples(cloths)?;
+            output.write_samples(model.cloths())?;
+            start_intersections = Some(output.intersections());
         }
-        let mut frames = FrameStepper::new(model, options.kernel);
-        let start_intersections = (first_frame == 1).then(|| frames.quality().measure(model).0);
+        let frames = FrameStepper::new(model, options.kernel);
         let bake = Bake {
             options,
             settings,
@@ -359,13 +372,12 @@ struct Opened {
 fn open_or_resume(
     model: &mut Model,
     options: &BakeOptions,
-    cloths: &[ClothInfo],
     formats: &[CacheFormat],
     fingerprint: u64,
 ) -> Result<Opened, BakeError> {
     let mut resume_note = None;
     if options.resume {
-        match resume(model, options, cloths, formats, fingerprint) {
+        match resume(model, options, model.cloths(), formats, fingerprint) {
             Ok((caches, stats, checkpoint)) => {
                 checkpointing::restore(model, &checkpoint);
                 let (first_frame, stats_since) = (checkpoint.frame + 1, checkpoint.stats_since);
@@ -376,7 +388,7 @@ fn open_or_resume(
     }
     // A checkpoint left by another bake would not match the files this one writes.
     let _ = fs::remove_file(options.out_dir.join(CHECKPOINT_FILE));
-    let (caches, stats) = create_files(model.settings(), options, cloths, formats)?;
+    let (caches, stats) = create_files(model.settings(), options, model.cloths(), formats)?;
     Ok(Opened { caches, stats, first_frame: 1, stats_since: 0, resume_note })
 }
 

@@ -107,6 +107,11 @@ impl Output {
         self.positions.extend(model.particles().positions().iter().map(|p| [p[0], p[1], p[2]]));
     }
 
+    /// The intersecting triangle pairs of the captured positions, counted on the current pool.
+    pub(crate) fn intersections(&mut self) -> u64 {
+        self.quality.intersections(&self.positions)
+    }
+
     /// Counts the intersecting triangle pairs of the captured positions into `row` if `count`,
     /// writes the row to `stats.csv` and the positions to every cache; returns the row.
     pub(crate) fn write_frame(

@@ -344,6 +344,7 @@ impl Grid {
         self.entries = n;
         self.big.clear();
         self.ranges.clear();
+        self.ranges.reserve_exact(n);
     }
 
     /// Sizes the table for `listed` listings and counting-sorts the listings of `ranges` by
@@ -354,9 +355,13 @@ impl Grid {
         let buckets = (listed as usize).next_power_of_two().max(MIN_TABLE);
         let table = Table::new(buckets);
         self.table = table;
+        // Grown to the size asked, not doubled: a build a little larger than the last would
+        // otherwise hold twice the buffers it needs for the rest of a bake.
         self.start.clear();
+        self.start.reserve_exact(buckets + 1);
         self.start.resize(buckets + 1, 0);
         self.listings.clear();
+        self.listings.reserve_exact(listed as usize);
         self.listings.resize(listed as usize, Listing::default());
         if buckets <= DIRECT_TABLE {
             place(table, (0, 0), &mut self.start, &self.ranges[..], &mut self.listings);
@@ -372,6 +377,7 @@ impl Grid {
         }
         let spare = &mut self.spare;
         spare.clear();
+        spare.reserve_exact(listed as usize);
         spare.resize(listed as usize, Listing::default());
         let mut next = parts;
         self.ranges[..].each(|l| {

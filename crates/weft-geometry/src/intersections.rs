@@ -302,6 +302,7 @@ impl IntersectionCounter {
     /// is left out.
     pub fn count(&mut self, positions: &[[f32; 3]], triangles: &[[u32; 3]]) -> u64 {
         self.tris.clear();
+        self.tris.reserve_exact(triangles.len());
         self.tris.extend(triangles.iter().filter_map(|c| Tri::new(*c, positions)));
         if self.tris.len() < 2 {
             return 0;

@@ -3,14 +3,12 @@
 //! its material checked against the time step; edges whose both particles are pinned are left
 //! out and counted.
 
-use std::collections::HashMap;
-
 use super::particles::check_index;
 use crate::cloth::{ClothDesc, ClothErrors, EdgeSet};
 use crate::error::{BuildError, Rule, widen};
 use crate::kinds::distance::{DistanceConstraint, MAX_LENGTH, MIN_LENGTH};
 use crate::settings::TimeStep;
-use crate::topology::distance;
+use crate::topology::{distance, group_by_vertex};
 
 /// The distance constraints of `desc` (particle indices global: local `+ offset`) and how many
 /// were left out because both their particles are pinned.
@@ -21,13 +19,17 @@ pub(super) fn distance_constraints(
     time_step: &TimeStep,
     e: ClothErrors<'_>,
 ) -> Result<(Vec<DistanceConstraint>, usize), BuildError> {
-    let mut seen: HashMap<[u32; 2], (&'static str, usize)> = HashMap::new();
-    let mut constraints = Vec::new();
+    let earlier = earlier_edges(desc);
+    let total: usize = desc.edge_sets.iter().map(|s| s.edges.len()).sum();
+    let mut constraints = Vec::with_capacity(total);
     let mut dropped = 0;
+    let mut g = 0;
     for set in &desc.edge_sets {
         check_material(set, time_step, e)?;
         for (i, &[a, b]) in set.edges.iter().enumerate() {
-            let rest = check_edge(desc, set, i, &mut seen, e)?;
+            let repeated = (earlier[g] != NONE).then(|| edge_place(desc, earlier[g] as usize));
+            g += 1;
+            let rest = check_edge(desc, set, i, repeated, e)?;
             if pinned[a as usize] && pinned[b as usize] {
                 dropped += 1;
                 continue;
@@ -42,6 +44,45 @@ pub(super) fn distance_constraints(
         }
     }
     Ok((constraints, dropped))
+}
+
+/// No earlier edge (see [`earlier_edges`]).
+const NONE: u32 = u32::MAX;
+
+/// For every edge of `desc`'s sets (the sets one after another), the index in that order of
+/// the first edge before it joining the same two particles, or [`NONE`]; edges with a particle
+/// out of range, or twice the same, are neither looked up nor found (their own checks fail
+/// first). One counting pass over the edges' lower particles, no hashing.
+fn earlier_edges(desc: &ClothDesc) -> Vec<u32> {
+    let n = desc.positions.len() as u32;
+    let edges = || desc.edge_sets.iter().flat_map(|s| s.edges.iter());
+    // Edges that are not valid are grouped under particle `n`, and left there.
+    let low = edges().map(|&[a, b]| if a < n && b < n && a != b { a.min(b) } else { n });
+    let (starts, mut items) = group_by_vertex(n as usize + 1, low);
+    let high: Vec<u32> = edges().map(|&[a, b]| a.max(b)).collect();
+    let mut earlier = vec![NONE; high.len()];
+    for w in starts.windows(2).take(n as usize) {
+        let group = &mut items[w[0] as usize..w[1] as usize];
+        // Stable: the edges joining the same two particles stay in order.
+        group.sort_by_key(|&g| high[g as usize]);
+        for same in group.chunk_by(|&x, &y| high[x as usize] == high[y as usize]) {
+            for &g in &same[1..] {
+                earlier[g as usize] = same[0];
+            }
+        }
+    }
+    earlier
+}
+
+/// The field and index within its set of edge `g` of `desc`'s sets, taken one after another.
+fn edge_place(desc: &ClothDesc, mut g: usize) -> (&'static str, usize) {
+    for set in &desc.edge_sets {
+        if g < set.edges.len() {
+            return (set.field, g);
+        }
+        g -= set.edges.len();
+    }
+    unreachable!("an edge index from `earlier_edges` is below the edge count")
 }
 
 /// The rest lengths pair up with the edges, and the material and damping of `set` hold for the
@@ -81,13 +122,14 @@ fn check_material(set: &EdgeSet, time_step: &TimeStep, e: ClothErrors<'_>) -> Re
     Ok(())
 }
 
-/// Edge `i` of `set`: in range, two different particles apart, not a repeat of an edge `seen`
-/// before (recorded); its rest length (m), given or the initial distance.
+/// Edge `i` of `set`: in range, two different particles apart, not a `repeated` edge (the field
+/// and index of the edge before it joining the same particles); its rest length (m), given or
+/// the initial distance.
 fn check_edge(
     desc: &ClothDesc,
     set: &EdgeSet,
     i: usize,
-    seen: &mut HashMap<[u32; 2], (&'static str, usize)>,
+    repeated: Option<(&'static str, usize)>,
     e: ClothErrors<'_>,
 ) -> Result<f32, BuildError> {
     let n = desc.positions.len();
@@ -97,10 +139,9 @@ fn check_edge(
     if a == b {
         return Err(e.at(set.field, Some(i), Rule::SelfEdge { particle: a }));
     }
-    if let Some(&(field, first)) = seen.get(&[a.min(b), a.max(b)]) {
+    if let Some((field, first)) = repeated {
         return Err(e.at(set.field, Some(i), Rule::DuplicateEdge { a, b, field, first }));
     }
-    seen.insert([a.min(b), a.max(b)], (set.field, i));
     let initial = distance(desc.positions[a as usize], desc.positions[b as usize]);
     if initial.partial_cmp(&MIN_LENGTH) != Some(std::cmp::Ordering::Greater) {
         return Err(e.at(

@@ -442,6 +442,16 @@ mod tests {
         let mut d = two();
         d.edge_sets[0].edges = vec![[0, 1], [1, 0]];
         assert!(matches!(fails(d).rule, Rule::DuplicateEdge { first: 0, .. }));
+        // Across sets, the first repeat in order names the first edge it repeats; an edge out of
+        // range before any repeat is reported first.
+        let mut d = two();
+        d.edge_sets[0].edges = vec![[0, 1], [1, 2]];
+        d.edge_sets.push(EdgeSet { edges: vec![[0, 2], [2, 1], [1, 0]], ..EdgeSet::shear() });
+        let e = fails(d.clone());
+        assert_eq!((e.location.field, e.location.index), ("shear_edges", Some(1)));
+        assert_eq!(e.rule, Rule::DuplicateEdge { a: 2, b: 1, field: "edges", first: 1 });
+        d.edge_sets[1].edges[0] = [0, 9];
+        assert_eq!(fails(d).rule, Rule::IndexOutOfRange { index: 9, len: 3 });
         let mut d = two();
         d.edge_sets[0].rest_lengths = Some(vec![1.0, 2.0]);
         assert!(matches!(fails(d).rule, Rule::LengthMismatch { len: 2, expected: 1, .. }));
