@@ -14,7 +14,8 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 use weft::bake::stats::StatsLevel;
 use weft::bake::{BakeOptions, BakeReport, CheckpointPolicy, bake_with_progress, write_summary};
 use weft::core::limits::Limits;
-use weft::io::{CacheFormat, load_scene, load_scene_variant, wedge_variants};
+use weft::core::self_collision::ThinParticleContacts;
+use weft::io::{CacheFormat, Scene, load_scene, load_scene_variant, wedge_variants};
 use weft::kernels::KernelPath;
 
 mod batch;
@@ -347,6 +348,7 @@ fn bake(args: BakeArgs) -> Result<(), Failure> {
     match batch::plan(&args.scenes, args.wedge_index, &args.out, &limits).map_err(Failure)? {
         batch::Plan::Single { scene, out } => {
             options.out_dir = out;
+            warn_of_thin_contacts(&scene);
             let report = bake_with_progress(&scene, &options, &mut args.output.progress())?;
             let summary = write_summary(&scene, &options, &report)?;
             if !args.output.quiet {
@@ -366,6 +368,16 @@ fn bake(args: BakeArgs) -> Result<(), Failure> {
                 let _ = writeln!(io::stderr(), "error: {}", one_line(&failure));
             }
             last.map_or(Ok(()), |f| Err(Failure(f)))
+        }
+    }
+}
+
+/// A warning on stderr, before the bake starts, for each cloth whose particle self-collision is
+/// too thin to hold its layers apart (see `weft validate`).
+fn warn_of_thin_contacts(scene: &Scene) {
+    for cloth in scene.cloths() {
+        if let Some(thin) = ThinParticleContacts::of_cloth(cloth) {
+            let _ = writeln!(io::stderr(), "warning: cloth \"{}\": {thin}", cloth.name);
         }
     }
 }

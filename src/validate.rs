@@ -13,6 +13,7 @@ use weft_bake::stats::Quality;
 use weft_core::Model;
 use weft_core::kinds::KindId;
 use weft_core::lanes::LANES;
+use weft_core::self_collision::ThinParticleContacts;
 
 /// The variants of a scene's `[wedge]` (which `weft validate` reads and builds every one of), one
 /// line each: index and name (the folder `weft bake` writes it to). The model described above
@@ -170,8 +171,7 @@ fn colliders(s: &mut String, model: &Model) {
 }
 
 /// Particle self-collision, with a warning for each cloth whose thickness cannot hold a layer
-/// off it: between four vertices of a square of side `h` a particle passes `h/√2` from each, so
-/// particle contacts under that let layers through (thin cloth needs surface self-collision).
+/// off it ([`ThinParticleContacts`]).
 fn particle_contacts(s: &mut String, model: &Model) {
     let sc = model.self_collision();
     if sc.is_empty() {
@@ -182,21 +182,9 @@ fn particle_contacts(s: &mut String, model: &Model) {
     let p = model.particles();
     for cloth in model.cloths() {
         let thickness = sc.thickness()[cloth.particles.clone()].iter().fold(0.0f32, |a, &t| a.max(t));
-        let edges = cloth.triangles.iter().flat_map(|t| [(t[0], t[1]), (t[1], t[2]), (t[2], t[0])]);
-        let (sum, count) = edges.fold((0.0f64, 0u64), |(sum, n), (a, b)| {
-            let at = |i: u32| p.position(cloth.particles.start + i as usize);
-            (sum + weft_core::topology::distance(at(a), at(b)) as f64, n + 1)
-        });
-        let spacing = if count == 0 { 0.0 } else { (sum / count as f64) as f32 };
-        if thickness > 0.0 && (thickness as f64) < spacing as f64 / std::f64::consts::SQRT_2 {
-            let _ = writeln!(
-                s,
-                "  warning: cloth \"{}\": self_thickness {thickness} m is under its vertex spacing ({} m, the mean \
-                 edge): particle contacts cannot stop a layer passing between its vertices; thin cloth needs \
-                 self_collision = \"triangles\"",
-                cloth.name,
-                trimmed(spacing as f64)
-            );
+        let at = |i: u32| p.position(cloth.particles.start + i as usize);
+        if let Some(thin) = ThinParticleContacts::check(at, &cloth.triangles, thickness) {
+            let _ = writeln!(s, "  warning: cloth \"{}\": {thin}", cloth.name);
         }
     }
 }

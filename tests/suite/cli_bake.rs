@@ -319,3 +319,34 @@ fn stats_levels_measure_every_frame_some_frames_or_none() {
     assert!((3..90).contains(&light), "light measured {light} frames");
     assert_eq!(measured("off"), 0);
 }
+
+#[test]
+fn particle_contacts_thinner_than_the_vertex_spacing_are_warned_of_before_the_bake() {
+    let dir = tempfile::tempdir().unwrap();
+    let bake = |mode: &str, thickness: f64| {
+        let scene = dir.path().join("thin.toml");
+        fs::write(
+            &scene,
+            format!(
+                "[simulation]\nfps = 30.0\nframes = 1\n[[cloth]]\nname = \"sheet\"\n\
+                 grid = {{ resolution = [11, 11], size = [1.0, 1.0], plane = \"xz\" }}\n\
+                 self_collision = {mode}\nself_thickness = {thickness}\n"
+            ),
+        )
+        .unwrap();
+        let out = dir.path().join("out");
+        let output = WEFT.run_ok([OsStr::new("bake"), scene.as_ref(), "--out".as_ref(), out.as_ref()]);
+        String::from_utf8_lossy(&output.stderr).into_owned()
+    };
+    // Edges of 0.1 m and diagonals of 0.141 m: a mean edge of 0.114 m, so 8 cm is under h/√2.
+    let thin = bake("true", 0.004);
+    let first = thin.lines().next().unwrap_or_default();
+    assert!(
+        first.starts_with("warning: cloth \"sheet\": self_thickness 0.004 m is under its vertex spacing (0.113807 m"),
+        "{thin}"
+    );
+    assert!(first.ends_with("thin cloth needs self_collision = \"triangles\""), "{thin}");
+    assert!(bake("true", 0.07).starts_with("warning:"), "0.07 m is under 0.0805 m");
+    assert!(!bake("true", 0.09).contains("warning"), "0.09 m holds a layer at this spacing");
+    assert!(!bake("\"triangles\"", 0.004).contains("warning"), "surface contacts hold at any spacing");
+}

@@ -163,11 +163,13 @@ fn regression_nan_velocity_following_pins() {
 }
 
 /// The agreement check of `arbitrary_scene` is not vacuous: some corpus inputs are
-/// well-conditioned scenes that build and have constraints.
+/// well-conditioned scenes that build and have constraints, and some of those have particle and
+/// surface self-collision.
 #[test]
 fn arbitrary_corpus_compares_simd_with_reference() {
+    use weft_core::self_collision::SelfCollisionMode;
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("fuzz/corpus/arbitrary_scene");
-    let mut compared = 0;
+    let (mut compared, mut particles, mut triangles) = (0, 0, 0);
     for entry in std::fs::read_dir(dir).unwrap() {
         let data = std::fs::read(entry.unwrap().path()).unwrap();
         let mut u = arbitrary::Unstructured::new(&data);
@@ -182,7 +184,13 @@ fn arbitrary_corpus_compares_simd_with_reference() {
         if scene.well_conditioned() && builder.add_cloth(&scene.cloth).is_ok() {
             let model = builder.build().unwrap();
             compared += usize::from(model.report().stretch + model.report().shear > 0);
+            match (scene.cloth.self_collision, scene.cloth.self_collision_mode) {
+                (Some(_), SelfCollisionMode::Particles) => particles += 1,
+                (Some(_), SelfCollisionMode::Triangles) => triangles += 1,
+                (None, _) => {}
+            }
         }
     }
     assert!(compared >= 3, "only {compared} corpus inputs compare the two paths");
+    assert!(particles >= 1 && triangles >= 1, "compared with self-collision: {particles} particle, {triangles} surface");
 }

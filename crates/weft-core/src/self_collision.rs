@@ -62,6 +62,55 @@ pub enum SelfCollisionMode {
     Triangles,
 }
 
+/// Particle contacts too thin to keep a cloth's layers apart: its `self_thickness` is under the
+/// distance `h/√2` at which a particle passes between the four vertices of a square of side `h`
+/// (the cloth's mean edge), so a layer can slip through another between its vertices. Thin cloth
+/// needs surface self-collision ([`SelfCollisionMode::Triangles`]).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct ThinParticleContacts {
+    /// The cloth's thickness (m).
+    pub thickness: f32,
+    /// The cloth's vertex spacing, its triangles' mean edge (m; an edge between two triangles
+    /// counted twice).
+    pub spacing: f32,
+}
+
+impl ThinParticleContacts {
+    /// The cloth whose particles are at `position(i)` (m) with `triangles` and a particle
+    /// self-collision `thickness` (m), if that thickness cannot hold its layers apart.
+    pub fn check(position: impl Fn(u32) -> [f32; 3], triangles: &[[u32; 3]], thickness: f32) -> Option<Self> {
+        let edges = triangles.iter().flat_map(|t| [(t[0], t[1]), (t[1], t[2]), (t[2], t[0])]);
+        let (sum, count) = edges.fold((0.0f64, 0u64), |(sum, n), (a, b)| {
+            (sum + crate::topology::distance(position(a), position(b)) as f64, n + 1)
+        });
+        let spacing = if count == 0 { 0.0 } else { sum / count as f64 };
+        let thin = thickness > 0.0 && (thickness as f64) < spacing / std::f64::consts::SQRT_2;
+        thin.then_some(ThinParticleContacts { thickness, spacing: spacing as f32 })
+    }
+
+    /// [`ThinParticleContacts::check`] of a cloth as a scene gives it: `None` unless it asks for
+    /// particle self-collision.
+    pub fn of_cloth(cloth: &crate::ClothDesc) -> Option<Self> {
+        let desc = cloth.self_collision.filter(|_| cloth.self_collision_mode == SelfCollisionMode::Particles)?;
+        let position = |i: u32| cloth.positions.get(i as usize).copied().unwrap_or([0.0; 3]);
+        Self::check(position, &cloth.triangles, desc.thickness)
+    }
+}
+
+/// The warning, without the cloth's name: thickness, spacing and what to use instead.
+impl std::fmt::Display for ThinParticleContacts {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let spacing = (self.spacing as f64 * 1e6).round() / 1e6;
+        write!(
+            f,
+            "{THICKNESS_FIELD} {} m is under its vertex spacing ({spacing} m, the mean edge): particle \
+             contacts cannot stop a layer passing between its vertices; thin cloth needs \
+             {SWITCH_FIELD} = \"triangles\"",
+            self.thickness
+        )
+    }
+}
+
 /// Self-collision of one cloth, as a scene gives it.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct SelfCollisionDesc {

@@ -18,6 +18,7 @@ use weft_core::kinds::bending::BendingDesc;
 use weft_core::limits::Limits;
 use weft_core::mesh::mesh_edges;
 use weft_core::mesh_collider::MeshColliderDesc;
+use weft_core::self_collision::{SelfCollisionDesc, SelfCollisionMode};
 use weft_core::topology::MeshTopology;
 use weft_core::units::{Compliance, Elasticity};
 use weft_core::{ClothDesc, EdgeSet, MassSpec, Model, ModelBuilder, NonManifold, SimSettings};
@@ -388,7 +389,8 @@ fn max_gap(a: &[[f32; 3]], b: &[[f32; 3]]) -> f32 {
 /// A structured random scene: settings within the limits and one cloth built straight from
 /// numbers, with the hostile cases drawn often (coincident, colinear, huge and tiny coordinates;
 /// duplicate edges, self-edges and out-of-range indices; no pins or all pinned; compliances and
-/// damping from 0 to 1e30; masses from 1e-6 to 1e6 kg; velocities up to 1e30 m/s).
+/// damping from 0 to 1e30; masses from 1e-6 to 1e6 kg; velocities up to 1e30 m/s; self-collision
+/// off, by particles or by triangles, at any thickness and friction).
 #[derive(Debug, Clone)]
 pub struct ArbitraryScene {
     /// The settings.
@@ -583,6 +585,7 @@ impl ArbitraryScene {
             kinds.bending = cloth.kinds.bending.take();
             cloth.kinds = kinds;
         }
+        (cloth.self_collision, cloth.self_collision_mode) = arbitrary_self_collision(u, tame)?;
         Ok(ArbitraryScene { settings, cloth, meshes })
     }
 
@@ -717,6 +720,29 @@ fn two_keys(u: &mut Unstructured<'_>) -> ArbResult<Vec<RigidKey>> {
     };
     let later = *u.choose(&[0.01f32, 1e-30, 1e30])?;
     Ok(vec![key(u, 0.0)?, key(u, later)?])
+}
+
+/// Self-collision for an arbitrary cloth, drawn last (an exhausted input reads 0: off): off,
+/// particle contacts or surface contacts (vertex–triangle and edge–edge, with the guard), with a
+/// thickness and friction across their range: in a tame scene a thickness from 1 cm to 0.3 m
+/// (particles 25 cm apart: both thinner and thicker than the spacing) and a friction from 0 to 1;
+/// otherwise also 0, negative, non-finite or huge values, which the builder refuses.
+fn arbitrary_self_collision(
+    u: &mut Unstructured<'_>,
+    tame: bool,
+) -> ArbResult<(Option<SelfCollisionDesc>, SelfCollisionMode)> {
+    let mode = match u.arbitrary::<u8>()? % 3 {
+        1 => SelfCollisionMode::Particles,
+        2 => SelfCollisionMode::Triangles,
+        _ => return Ok((None, SelfCollisionMode::default())),
+    };
+    let (thickness, friction) = if tame {
+        (*u.choose(&[0.01f32, 0.05, 0.1, 0.3])?, *u.choose(&[0.0f32, 0.2, 1.0])?)
+    } else {
+        let thickness = *u.choose(&[0.004f32, 0.05, 0.5, 4.0, 1e-30, 1e30, 0.0, -0.01, f32::NAN])?;
+        (thickness, *u.choose(&[0.0f32, 0.3, 1.0, 1e30, -0.5, f32::INFINITY])?)
+    };
+    Ok((Some(SelfCollisionDesc { thickness, friction }), mode))
 }
 
 /// A coordinate of everyday size: −4 to 4 m in steps of 1/8 m, or a random `f32` of that range.
