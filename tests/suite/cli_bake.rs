@@ -342,7 +342,9 @@ fn particle_contacts_thinner_than_the_vertex_spacing_are_warned_of_before_the_ba
     let thin = bake("true", 0.004);
     let first = thin.lines().next().unwrap_or_default();
     assert!(
-        first.starts_with("warning: cloth \"sheet\": self_thickness 0.004 m is under its vertex spacing (0.113807 m"),
+        first.starts_with(
+            "warning: cloth \"sheet\": self_thickness 0.004 m is under its vertex spacing (0.113807 m"
+        ),
         "{thin}"
     );
     assert!(first.ends_with("thin cloth needs self_collision = \"triangles\""), "{thin}");

@@ -192,5 +192,26 @@ fn arbitrary_corpus_compares_simd_with_reference() {
         }
     }
     assert!(compared >= 3, "only {compared} corpus inputs compare the two paths");
-    assert!(particles >= 1 && triangles >= 1, "compared with self-collision: {particles} particle, {triangles} surface");
+    assert!(
+        particles >= 1 && triangles >= 1,
+        "compared with self-collision: {particles} particle, {triangles} surface"
+    );
+}
+
+/// `arbitrary_scene`: surface self-collision at 6e8 m (a mesh collider 1e9 m thick threw the
+/// cloth there), where `f32` puts two corners of a triangle in one place: the closest point of a
+/// vertex on that triangle took its weights from 0/0, and the contact's NaN normal made every
+/// position NaN in the SIMD path (the reference, rounding differently, met no such triangle). The
+/// rule it broke: finite input never produces a non-finite value. A triangle with a side of no
+/// length now gives the closest point of its sides, and a contact needs a distance that is a
+/// number.
+#[test]
+fn regression_surface_contact_two_corners_in_one_place() {
+    let scene = regression_scene("surface-contact-two-corners-in-one-place-13f23965");
+    assert_eq!(scene.cloth.self_collision_mode, weft_core::self_collision::SelfCollisionMode::Triangles);
+    regression(
+        "arbitrary_scene",
+        "surface-contact-two-corners-in-one-place-13f23965",
+        weft_testkit::fuzzing::arbitrary_scene,
+    );
 }

@@ -91,7 +91,8 @@ impl ThinParticleContacts {
     /// [`ThinParticleContacts::check`] of a cloth as a scene gives it: `None` unless it asks for
     /// particle self-collision.
     pub fn of_cloth(cloth: &crate::ClothDesc) -> Option<Self> {
-        let desc = cloth.self_collision.filter(|_| cloth.self_collision_mode == SelfCollisionMode::Particles)?;
+        let desc =
+            cloth.self_collision.filter(|_| cloth.self_collision_mode == SelfCollisionMode::Particles)?;
         let position = |i: u32| cloth.positions.get(i as usize).copied().unwrap_or([0.0; 3]);
         Self::check(position, &cloth.triangles, desc.thickness)
     }

@@ -216,7 +216,10 @@ impl SurfaceCollision {
         });
         let distance = (g[0] * g[0] + g[1] * g[1] + g[2] * g[2]).sqrt();
         let (h, mu) = self.pair_material(particles);
-        if distance <= 1e-9 || distance - proximity::relative_motion(kind, moves) >= (SEARCH_REACH * h) as f64
+        // `!(distance > 1e-9)`: no contact from features too close for a normal, or whose
+        // distance is not a number.
+        if !(distance > 1e-9)
+            || distance - proximity::relative_motion(kind, moves) >= (SEARCH_REACH * h) as f64
         {
             return None;
         }

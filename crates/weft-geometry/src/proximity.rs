@@ -32,7 +32,8 @@ fn combine<const N: usize>(w: [f64; N], p: [P; N]) -> P {
 }
 
 /// Barycentric weights `[wa, wb, wc]` (each in `0..=1`, summing to 1) of the point of triangle
-/// `t` closest to `p`. A triangle with no area gives a point of its longest side.
+/// `t` closest to `p`. A triangle with no area (two corners in one place, or all on a line) gives
+/// the closest point of its sides.
 pub fn closest_on_triangle(p: P, t: [P; 3]) -> [f64; 3] {
     let [a, b, c] = t;
     let (ab, ac, ap) = (sub(b, a), sub(c, a), sub(p, a));
@@ -47,6 +48,9 @@ pub fn closest_on_triangle(p: P, t: [P; 3]) -> [f64; 3] {
     }
     let vc = d1 * d4 - d3 * d2;
     if vc <= 0.0 && d1 >= 0.0 && d3 <= 0.0 {
+        if d1 - d3 <= 0.0 {
+            return closest_on_flat(p, t); // `d1 − d3 = |ab|²`: a and b in one place
+        }
         let v = d1 / (d1 - d3);
         return [1.0 - v, v, 0.0];
     }
@@ -57,33 +61,45 @@ pub fn closest_on_triangle(p: P, t: [P; 3]) -> [f64; 3] {
     }
     let vb = d5 * d2 - d1 * d6;
     if vb <= 0.0 && d2 >= 0.0 && d6 <= 0.0 {
+        if d2 - d6 <= 0.0 {
+            return closest_on_flat(p, t); // `d2 − d6 = |ac|²`: a and c in one place
+        }
         let w = d2 / (d2 - d6);
         return [1.0 - w, 0.0, w];
     }
     let va = d3 * d6 - d5 * d4;
     if va <= 0.0 && d4 - d3 >= 0.0 && d5 - d6 >= 0.0 {
-        let w = (d4 - d3) / ((d4 - d3) + (d5 - d6));
+        let bc = (d4 - d3) + (d5 - d6); // `|bc|²`
+        if bc <= 0.0 {
+            return closest_on_flat(p, t); // b and c in one place
+        }
+        let w = (d4 - d3) / bc;
         return [0.0, 1.0 - w, w];
     }
     let sum = va + vb + vc;
     if sum.abs() <= f64::MIN_POSITIVE {
-        // No area: the closest point of the three sides.
-        let sides = [(0, 1), (0, 2), (1, 2)];
-        let mut best = ([1.0, 0.0, 0.0], f64::INFINITY);
-        for (i, j) in sides {
-            let ((_, along), _) = closest_between_segments([p, p], [t[i], t[j]]);
-            let mut w = [0.0; 3];
-            w[i] = 1.0 - along;
-            w[j] = along;
-            let d = norm(sub(p, combine(w, t)));
-            if d < best.1 {
-                best = (w, d);
-            }
-        }
-        return best.0;
+        return closest_on_flat(p, t);
     }
     let (v, w) = (vb / sum, vc / sum);
     [1.0 - v - w, v, w]
+}
+
+/// [`closest_on_triangle`] of a triangle with no area (its corners on a line, or two or three of
+/// them in one place): the closest point of its three sides.
+fn closest_on_flat(p: P, t: [P; 3]) -> [f64; 3] {
+    let sides = [(0, 1), (0, 2), (1, 2)];
+    let mut best = ([1.0, 0.0, 0.0], f64::INFINITY);
+    for (i, j) in sides {
+        let ((_, along), _) = closest_between_segments([p, p], [t[i], t[j]]);
+        let mut w = [0.0; 3];
+        w[i] = 1.0 - along;
+        w[j] = along;
+        let d = norm(sub(p, combine(w, t)));
+        if d < best.1 {
+            best = (w, d);
+        }
+    }
+    best.0
 }
 
 /// The closest points of segments `a` and `b`: `((s, t), distance)` with the points
@@ -274,6 +290,27 @@ mod tests {
         let w = closest_on_triangle([1.5, 1.0, 0.0], flat);
         let q = combine(w, flat);
         assert!((q[0] - 1.5).abs() < 1e-12 && q[1] == 0.0, "{q:?}");
+    }
+
+    /// Two corners in one place (a fuzz finding: 0/0 weights, a contact with no normal): the
+    /// closest point is still one of the triangle's, with finite weights summing to 1, from every
+    /// side of it, whichever two corners meet.
+    #[test]
+    fn closest_points_of_a_triangle_with_two_corners_in_one_place() {
+        let (o, x) = ([0.0, 0.0, 0.0], [1.0, 0.0, 0.0]);
+        for t in [[o, o, x], [o, x, o], [x, o, o]] {
+            for p in [[0.5, 1.0, 0.0], [-1.0, 0.5, 0.0], [2.0, -1.0, 0.5], [0.0, 0.0, 1.0], [1.0, 0.0, -1.0]]
+            {
+                let w = closest_on_triangle(p, t);
+                assert!(
+                    w.iter().all(|w| w.is_finite()) && (w.iter().sum::<f64>() - 1.0).abs() < 1e-12,
+                    "{t:?} {p:?}: {w:?}"
+                );
+                let q = combine(w, t);
+                let expect = [p[0].clamp(0.0, 1.0), 0.0, 0.0];
+                assert!(norm(sub(q, expect)) < 1e-12, "{t:?} {p:?}: {q:?}");
+            }
+        }
     }
 
     #[test]
