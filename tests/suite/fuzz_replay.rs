@@ -215,3 +215,25 @@ fn regression_surface_contact_two_corners_in_one_place() {
         weft_testkit::fuzzing::arbitrary_scene,
     );
 }
+
+/// `arbitrary_scene`: particle self-collision on a cloth with no constraints whose particles lie
+/// four and two in one place: both paths counted 510 degenerate contacts in a step (no normal
+/// between particles under 1 µm apart), the same in each, but the target held the count to the
+/// constraints' projections alone (0). The rule it broke was the target's own: a degenerate
+/// projection is one of the projections made, and self-collision contacts are projections too.
+#[test]
+fn regression_particle_contacts_of_particles_in_one_place() {
+    let scene = regression_scene("particle-contacts-of-particles-in-one-place-5c6d281c");
+    let mut model = scene.build(&scene.cloth).expect("the finding's scene builds");
+    let options = weft_kernels::StepOptions { path: weft_kernels::KernelPath::Simd, residual: false };
+    let stats = weft_kernels::step(&mut model, &options);
+    assert!(
+        stats.kinds[weft_core::kinds::KindId::SelfCollision].degenerate > 0,
+        "the finding counts degenerate contacts"
+    );
+    regression(
+        "arbitrary_scene",
+        "particle-contacts-of-particles-in-one-place-5c6d281c",
+        weft_testkit::fuzzing::arbitrary_scene,
+    );
+}

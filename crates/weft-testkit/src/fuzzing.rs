@@ -280,8 +280,9 @@ pub fn triangle_pairs(data: &[u8]) {
 ///
 /// Checks: the build either fails with a one-line error or gives a model whose positions stay
 /// finite on both paths, with the degenerate projections of each path bounded by the projections
-/// made; and, for a scene in the well-conditioned range of [`ArbitraryScene::well_conditioned`],
-/// the two paths count the same degenerate projections and their positions agree within
+/// made (the constraints' and the particle self-collision contacts'); and, for a scene in the
+/// well-conditioned range of [`ArbitraryScene::well_conditioned`], the two paths count the same
+/// degenerate projections and their positions agree within
 /// [`AGREE_FLOOR`] `+` [`AGREE_FACTOR`] `×` the motion's own rounding sensitivity (the gap
 /// between the reference and references started one ulp of the scene's largest coordinate off,
 /// either way: see `nudged_reference`; counts are compared where 16 ulps either way do not
@@ -309,7 +310,10 @@ pub fn arbitrary_scene(data: &[u8]) {
     };
     let r = fast.report();
     let constraints = r.sets.iter().map(|(_, set)| set.constraints).sum::<usize>() + r.volumes;
-    let projections = constraints as u64 * fast.settings().iterations as u64;
+    // Particle self-collision projects a contact per pair of particles taking part that meet:
+    // fewer than the square of their count in an iteration.
+    let members = fast.self_collision().members().len() as u64;
+    let projections = (constraints as u64 + members * members) * fast.settings().iterations as u64;
     for _ in 0..ARBITRARY_STEPS {
         let a = weft_kernels::step(&mut fast, &StepOptions { path: KernelPath::Simd, residual: true });
         let b = reference.step();

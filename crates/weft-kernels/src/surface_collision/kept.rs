@@ -102,12 +102,39 @@ pub(super) fn far_apart(
     wander: &[[f32; 2]],
     slack: f32,
 ) -> bool {
+    let [off, step] = pair_wander(sc, pair, wander);
+    floor - (off + step) > SEARCH_REACH * sc.max_thickness() + slack
+}
+
+/// Whether the guard may pass over `pair` (floor and wander as in [`far_apart`], the wander of
+/// the step the guard checks): its features stay farther apart than the guard's gap throughout
+/// the step, by a margin that each step of `weft_geometry::proximity::may_touch`'s conservative
+/// advancement crosses at least 1/100 of, so that its answer, within its
+/// `MAX_ADVANCES` (200) steps, is no. Passing over it is then the same answer without the
+/// closest points.
+pub(super) fn apart_through_step(
+    sc: &SurfaceCollision,
+    pair: Pair,
+    floor: f32,
+    wander: &[[f32; 2]],
+    slack: f32,
+) -> bool {
+    const { assert!(proximity::MAX_ADVANCES >= 200) };
+    let [off, step] = pair_wander(sc, pair, wander);
+    // The distance through the step is at least `floor − off − step`; advancement moves on by
+    // that less the gap over the relative motion, which is at most `step` (1 % for rounding).
+    let margin = floor - (off + step) - sc.guard_gap() - slack;
+    margin > 0.0 && 100.0 * margin >= 1.01 * step + slack
+}
+
+/// The most the points of each feature of `pair` are from their anchor (less the drift) at the
+/// step's start, summed over the two features, and the same for their motion in the step (m).
+fn pair_wander(sc: &SurfaceCollision, pair: Pair, wander: &[[f32; 2]]) -> [f32; 2] {
     let p = particles(sc, pair);
     let split = if pair.0 == PairKind::VertexTriangle { 1 } else { 2 };
     let most = |ids: &[u32], j: usize| ids.iter().fold(0.0f32, |m, &i| m.max(wander[i as usize][j]));
     let (a, b) = p.split_at(split);
-    let moved = most(a, 0) + most(b, 0) + most(a, 1) + most(b, 1);
-    floor - moved > SEARCH_REACH * sc.max_thickness() + slack
+    [most(a, 0) + most(b, 0), most(a, 1) + most(b, 1)]
 }
 
 /// The length of `v` (m).

@@ -64,8 +64,10 @@ pub(crate) struct Scratch {
     covered: bool,
     /// The slack of the wander test (m; see `kept::far_apart`).
     slack: f32,
-    /// The search's candidate pairs, for the guard.
+    /// The search's candidate pairs, for the guard, and per pair its floor (m; `NaN`: none, see
+    /// `kept::Kept::floor`).
     pairs: Vec<Pair>,
+    pair_floors: Vec<f32>,
     /// The translation taken out of the boxes in this step (m).
     shift: [f32; 3],
     /// Every particle's predicted position (the `now` of the search).
@@ -219,18 +221,24 @@ fn guard_into(
     searched: bool,
 ) -> (u64, u64) {
     let (gap, shift) = (sc.guard_gap(), s.shift);
+    // The kept pairs' floors hold for this step's anchor when the search scanned the kept pairs.
+    let floors_hold = searched && s.covered;
     let mut reverted = 0;
     for round in 0..=MAX_GUARD_ROUNDS {
         s.marked.clear();
         let mut unresolved = 0;
         let now: &[Record] = positions;
         s.boxes.fill(sc, prev, now, shift);
+        let slack = if floors_hold { s.kept.wander(sc, prev, now, &mut s.wander) } else { f32::NAN };
         let reuse =
             searched && 2.0 * farthest_from(sc.vertices(), now, &s.predicted) + gap <= 0.99 * sc.search_pad();
-        let (marked, boxes) = (&mut s.marked, &s.boxes);
-        let mut check = |pair: Pair| {
+        let (marked, boxes, wander) = (&mut s.marked, &s.boxes, &s.wander);
+        let mut check = |pair: Pair, floor: f32| {
             let p = particles(sc, pair);
-            if boxes.meet(pair, gap) && sc.may_touch(pair.0, p, prev, now) {
+            if boxes.meet(pair, gap)
+                && !(floors_hold && kept::apart_through_step(sc, pair, floor, wander, slack))
+                && sc.may_touch(pair.0, p, prev, now)
+            {
                 let free = p.iter().filter(|&&i| now[i as usize][3] > 0.0 && moved(prev, now, i));
                 let before = marked.len();
                 marked.extend(free);
@@ -240,11 +248,12 @@ fn guard_into(
             }
         };
         if reuse {
-            s.pairs.iter().for_each(|&pair| check(pair));
+            s.pairs.iter().zip(&s.pair_floors).for_each(|(&pair, &floor)| check(pair, floor));
         } else if searched && s.kept.covers(sc, prev, now, shift) {
-            chunks.iter().flat_map(|c| &c.kept).for_each(|&pair| check(pair));
+            let kept = chunks.iter().flat_map(|c| c.kept.iter().zip(&c.floor));
+            kept.for_each(|(&pair, &floor)| check(pair, floor));
         } else {
-            candidate_pairs(sc, boxes, gap, &mut s.grids[0], &mut s.near, check);
+            candidate_pairs(sc, boxes, gap, &mut s.grids[0], &mut s.near, |pair| check(pair, f32::NAN));
         }
         if s.marked.is_empty() {
             return (reverted, unresolved);

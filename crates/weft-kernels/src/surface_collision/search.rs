@@ -32,8 +32,10 @@ pub(crate) struct Chunk {
     pub(super) kept: Vec<Pair>,
     kept_split: usize,
     /// Per kept pair, `Kept::floor` (m), `NaN` until a step first needs it.
-    floor: Vec<f32>,
+    pub(super) floor: Vec<f32>,
     pairs: Vec<Pair>,
+    /// Per pair of `pairs`, its floor (m).
+    pair_floors: Vec<f32>,
     pairs_split: usize,
     contacts: Vec<Contact>,
     contacts_split: usize,
@@ -99,13 +101,15 @@ fn vertex_pairs(
 ) {
     let tris = sc.triangles();
     for &v in vertices {
-        grid.in_box(&boxes.vertices[v as usize].grown(pad), near);
-        for &t in near.iter() {
-            let pair = (PairKind::VertexTriangle, v, t);
-            if !tris[t as usize].contains(&v) && boxes.meet(pair, pad) {
-                on_pair(pair);
+        // The pairs tested as the grid lists them, then sorted: fewer to sort than the listed.
+        near.clear();
+        grid.for_each_in_box(&boxes.vertices[v as usize].grown(pad), |t| {
+            if !tris[t as usize].contains(&v) && boxes.meet((PairKind::VertexTriangle, v, t), pad) {
+                near.push(t);
             }
-        }
+        });
+        near.sort_unstable();
+        near.iter().for_each(|&t| on_pair((PairKind::VertexTriangle, v, t)));
     }
 }
 
@@ -121,14 +125,16 @@ fn edge_pairs(
     let all = sc.edges();
     for e in edges {
         let a = all[e];
-        grid.in_box(&boxes.edges[e].grown(pad), near);
-        for &f in near.iter().filter(|&&f| f as usize > e) {
+        near.clear();
+        grid.for_each_in_box(&boxes.edges[e].grown(pad), |f| {
             let b = all[f as usize];
             let pair = (PairKind::EdgeEdge, e as u32, f);
-            if !a.contains(&b[0]) && !a.contains(&b[1]) && boxes.meet(pair, pad) {
-                on_pair(pair);
+            if f as usize > e && !a.contains(&b[0]) && !a.contains(&b[1]) && boxes.meet(pair, pad) {
+                near.push(f);
             }
-        }
+        });
+        near.sort_unstable();
+        near.iter().for_each(|&f| on_pair((PairKind::EdgeEdge, e as u32, f)));
     }
 }
 
@@ -166,6 +172,7 @@ fn contact(sc: &SurfaceCollision, pair: Pair, prev: &[Record], now: &[Record]) -
 pub(super) fn begin(sc: &SurfaceCollision, prev: &[Record], now: &[Record], s: &mut Scratch) {
     s.contacts.clear();
     s.pairs.clear();
+    s.pair_floors.clear();
     s.shift = common_shift(sc.vertices(), prev, now);
     s.predicted.clear();
     s.predicted.extend_from_slice(now);
@@ -213,8 +220,10 @@ pub(super) fn prepare(sc: &SurfaceCollision, prev: &[Record], now: &[Record], s:
         s.slack = s.kept.wander(sc, prev, now, &mut s.wander);
     } else {
         let (contacts, pairs) = (&mut s.contacts, &mut s.pairs);
+        let floors = &mut s.pair_floors;
         candidate_pairs(sc, &s.boxes, sc.search_pad(), &mut s.grids[0], &mut s.near, |pair| {
             pairs.push(pair);
+            floors.push(f32::NAN); // no floor: found without the kept pairs
             contacts.extend(contact(sc, pair, prev, now));
         });
     }
@@ -230,6 +239,7 @@ pub(super) fn scan_chunk(
     chunk: &mut Chunk,
 ) {
     chunk.pairs.clear();
+    chunk.pair_floors.clear();
     chunk.contacts.clear();
     (chunk.pairs_split, chunk.contacts_split) = (0, 0);
     if !s.covered {
@@ -244,10 +254,11 @@ pub(super) fn scan_chunk(
         if !s.boxes.meet(pair, pad) {
             continue;
         }
-        chunk.pairs.push(pair);
         if chunk.floor[k].is_nan() {
             chunk.floor[k] = s.kept.floor(sc, pair);
         }
+        chunk.pairs.push(pair);
+        chunk.pair_floors.push(chunk.floor[k]);
         if !far_apart(sc, pair, chunk.floor[k], &s.wander, s.slack) {
             chunk.contacts.extend(contact(sc, pair, prev, now));
         }
@@ -262,10 +273,12 @@ pub(super) fn join(s: &mut Scratch, chunks: &[Chunk]) {
     if s.covered {
         for c in chunks {
             s.pairs.extend_from_slice(&c.pairs[..c.pairs_split]);
+            s.pair_floors.extend_from_slice(&c.pair_floors[..c.pairs_split]);
             s.contacts.extend_from_slice(&c.contacts[..c.contacts_split]);
         }
         for c in chunks {
             s.pairs.extend_from_slice(&c.pairs[c.pairs_split..]);
+            s.pair_floors.extend_from_slice(&c.pair_floors[c.pairs_split..]);
             s.contacts.extend_from_slice(&c.contacts[c.contacts_split..]);
         }
     }
