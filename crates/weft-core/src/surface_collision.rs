@@ -216,9 +216,9 @@ impl SurfaceCollision {
         });
         let distance = (g[0] * g[0] + g[1] * g[1] + g[2] * g[2]).sqrt();
         let (h, mu) = self.pair_material(particles);
-        // `!(distance > 1e-9)`: no contact from features too close for a normal, or whose
-        // distance is not a number.
-        if !(distance > 1e-9)
+        // No contact from features too close for a normal, or whose distance is not a number.
+        if distance.is_nan()
+            || distance <= 1e-9
             || distance - proximity::relative_motion(kind, moves) >= (SEARCH_REACH * h) as f64
         {
             return None;
