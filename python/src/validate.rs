@@ -5,10 +5,11 @@ use pyo3::types::{PyDict, PyList};
 use weft_bake::memory::{model_bytes, peak_bytes};
 use weft_bake::stats::Quality;
 use weft_core::Model;
+use weft_core::self_collision::ThinParticleContacts;
 
 /// The model `scene` built, as `weft validate` describes it (the same items, in the same units):
-/// the simulation settings, each cloth and collider, the following pins, the surface
-/// self-collision, the triangles crossing at the start, the particles, the constraints per kind
+/// the simulation settings, each cloth and collider, the following pins, the particle and the
+/// surface self-collision, the triangles crossing at the start, the particles, the constraints per kind
 /// and how each batched kind is laid out for the parallel solve, the work of a bake, and its
 /// memory in bytes.
 pub(crate) fn describe<'py>(
@@ -23,6 +24,7 @@ pub(crate) fn describe<'py>(
     d.set_item("colliders", colliders(py, model)?)?;
     let report = model.report();
     d.set_item("following_pins", report.following_pins)?;
+    d.set_item("particle_self_collision", particle_contacts(py, model)?)?;
     let sc = model.surface_collision();
     if sc.is_empty() {
         d.set_item("surface_self_collision", py.None())?;
@@ -61,6 +63,30 @@ pub(crate) fn describe<'py>(
     d.set_item("variant", scene.variant().map(|v| v.name.clone()))?;
     d.set_item("ok", true)?;
     Ok(d)
+}
+
+/// Particle self-collision: `None`, or the particles taking part, their thickness range (m) and
+/// a warning per cloth too thin for its vertex spacing (`weft validate`'s lines).
+fn particle_contacts<'py>(py: Python<'py>, model: &Model) -> PyResult<Option<Bound<'py, PyDict>>> {
+    let sc = model.self_collision();
+    if sc.is_empty() {
+        return Ok(None);
+    }
+    let d = PyDict::new(py);
+    d.set_item("particles", sc.members().len())?;
+    d.set_item("min_thickness", sc.min_thickness())?;
+    d.set_item("max_thickness", sc.max_thickness())?;
+    let p = model.particles();
+    let warnings = PyList::empty(py);
+    for cloth in model.cloths() {
+        let thickness = sc.thickness()[cloth.particles.clone()].iter().fold(0.0f32, |a, &t| a.max(t));
+        let at = |i: u32| p.position(cloth.particles.start + i as usize);
+        if let Some(thin) = ThinParticleContacts::check(at, &cloth.triangles, thickness) {
+            warnings.append(format!("cloth \"{}\": {thin}", cloth.name))?;
+        }
+    }
+    d.set_item("warnings", warnings)?;
+    Ok(Some(d))
 }
 
 /// Rate, frames, substeps (or the tolerance that chooses them), iterations, gravity, damping.

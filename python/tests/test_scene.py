@@ -38,6 +38,20 @@ def test_validate_is_what_weft_validate_prints(cli):
     assert f"{report['work']['time_steps']} time steps" in printed
 
 
+def test_validate_warns_of_particle_contacts_thinner_than_the_vertex_spacing(flag):
+    thin = weft.Scene.from_dict(
+        flag, overrides={"cloth.flag.self_collision": True, "cloth.flag.self_thickness": 0.001}
+    ).validate()["particle_self_collision"]
+    assert thin["particles"] > 0 and thin["max_thickness"] == pytest.approx(0.001)
+    assert len(thin["warnings"]) == 1 and thin["warnings"][0].startswith('cloth "flag": self_thickness 0.001 m')
+    assert 'self_collision = "triangles"' in thin["warnings"][0]
+    thick = weft.Scene.from_dict(
+        flag, overrides={"cloth.flag.self_collision": True, "cloth.flag.self_thickness": 0.1}
+    ).validate()["particle_self_collision"]
+    assert thick["warnings"] == []
+    assert weft.Scene.from_dict(flag).validate()["particle_self_collision"] is None
+
+
 def test_a_wedge_variant_and_the_list_of_them():
     variants = weft.Scene.variants(EXAMPLES / "wedge.toml")
     assert [v["index"] for v in variants] == [0, 1, 2, 3]

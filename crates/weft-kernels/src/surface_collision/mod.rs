@@ -5,7 +5,8 @@
 //! each, so the result is the same bits for any thread count. The broad phase is
 //! `weft_geometry`'s grid over the features' boxes, whose candidate pairs are kept from step to
 //! step (`kept`, see [`KEEP_MARGIN`]); a kept pair proven too far apart for a contact in a
-//! step skips the closest-point test (`kept::far_apart`).
+//! step skips the closest-point test (`kept::far_apart`), and one proven to stay clear of the
+//! guard's gap through the step skips the guard's (`kept::apart_through_step`).
 //!
 //! The pure functions ([`find_contacts`], [`project`], [`guard`]) run on whole slices; the
 //! stepper wraps each in a phase. `weft-reference` finds the same contacts and guard pairs by
