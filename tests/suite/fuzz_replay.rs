@@ -237,3 +237,21 @@ fn regression_particle_contacts_of_particles_in_one_place() {
         weft_testkit::fuzzing::arbitrary_scene,
     );
 }
+
+/// `arbitrary_scene`: surface self-collision on 20 particles, four of them pinned, under 13
+/// overlapping triangles: 272 contacts, some of a pinned vertex on a triangle whose free corner
+/// carries a weight near 0. Projected exactly, such a contact flings that corner by the gap over
+/// its weight; in one iteration the positions reached 2e13 m, then NaN, in the SIMD path and in
+/// the reference alike. The rule it broke: finite input never produces a non-finite value. A
+/// projection now moves no particle farther than `MAX_PUSH` times the contact's gap.
+#[test]
+fn regression_surface_contacts_near_pinned_corners() {
+    let scene = regression_scene("surface-contacts-near-pinned-corners-1dba574d");
+    assert!(!scene.cloth.pins.is_empty());
+    assert_eq!(scene.cloth.self_collision_mode, weft_core::self_collision::SelfCollisionMode::Triangles);
+    regression(
+        "arbitrary_scene",
+        "surface-contacts-near-pinned-corners-1dba574d",
+        weft_testkit::fuzzing::arbitrary_scene,
+    );
+}

@@ -21,7 +21,10 @@
 //!    moved, so that a pair that crossed during the prediction is pushed back, not through.
 //! 2. **Projection**, each iteration: every contact whose gap along its normal is under `h` is
 //!    projected to `h` (an inequality constraint of compliance 0), then its tangential slip in
-//!    the step is cut by up to `μ ×` that push (Coulomb friction in positions). Contacts are
+//!    the step is cut by up to `μ ×` that push (Coulomb friction in positions). A contact whose
+//!    free particles carry little of its weight (a vertex on a triangle near its pinned corners,
+//!    with the vertex pinned too) would fling them by the gap over that weight: no particle is
+//!    moved farther than [`MAX_PUSH`] times the gap by one projection. Contacts are
 //!    projected one after another in a fixed order (vertex–triangle by vertex then triangle,
 //!    then edge–edge by edge index), so the result does not depend on the thread count.
 //! 3. **Guard**, after everything else moved the particles: every pair is checked over its
@@ -57,6 +60,12 @@ pub const SEARCH_REACH: f32 = 2.0;
 /// The guard's gap, as a multiple of the smallest thickness: a pair that may come closer than
 /// that in a step is moved back.
 pub const GUARD_SCALE: f32 = 0.1;
+
+/// The farthest one projection of a contact moves a particle, as a multiple of the contact's gap
+/// (module docs). With every particle free and of one mass a projection moves none farther than
+/// the gap, and with the vertex pinned none farther than 3 times it, so the cap leaves those as
+/// they are.
+pub const MAX_PUSH: f32 = 4.0;
 
 /// Guard rounds before every moving free particle taking part goes back at once (module docs).
 pub const MAX_GUARD_ROUNDS: u32 = 16;

@@ -21,7 +21,9 @@
 
 use glam::Vec3;
 use weft_core::Model;
-use weft_core::surface_collision::{Contact, MAX_GUARD_ROUNDS, Record, SurfaceCollision, common_shift};
+use weft_core::surface_collision::{
+    Contact, MAX_GUARD_ROUNDS, MAX_PUSH, Record, SurfaceCollision, common_shift,
+};
 use weft_geometry::proximity::PairKind;
 
 use crate::particle::Particle;
@@ -170,7 +172,10 @@ impl Set {
             if denom <= 0.0 {
                 continue;
             }
-            let push = -gap / denom;
+            // No particle moved farther than MAX_PUSH times the gap.
+            let most = (0..4).map(|k| (w[k] * inv[k]).abs()).fold(0.0f32, f32::max) * (-gap / denom);
+            let cap = if most > MAX_PUSH * -gap { MAX_PUSH * -gap / most } else { 1.0 };
+            let push = -gap / denom * cap;
             for k in 0..4 {
                 particles[p[k]].shift(w[k] * inv[k] * push * n);
             }
@@ -186,7 +191,7 @@ impl Set {
             if length <= 0.0 {
                 continue;
             }
-            let cut = (c.friction * -gap / length).min(1.0) / denom;
+            let cut = (c.friction * -gap / length).min(1.0) / denom * cap;
             for k in 0..4 {
                 particles[p[k]].shift(-w[k] * inv[k] * cut * slip);
             }

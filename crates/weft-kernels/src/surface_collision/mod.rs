@@ -12,7 +12,7 @@
 //! stepper wraps each in a phase. `weft-reference` finds the same contacts and guard pairs by
 //! testing every pair, and the property tests hold the two to the same bits.
 
-use weft_core::surface_collision::{Contact, MAX_GUARD_ROUNDS, SurfaceCollision, swept_box};
+use weft_core::surface_collision::{Contact, MAX_GUARD_ROUNDS, MAX_PUSH, SurfaceCollision, swept_box};
 use weft_geometry::proximity::PairKind;
 use weft_geometry::{Aabb, Grid};
 
@@ -168,7 +168,8 @@ pub fn project(contacts: &[Contact], positions: &mut [Record], displacement: &mu
             continue;
         }
         pushes += 1;
-        let push = -gap / denom;
+        let cap = push_cap(c.weights, inv, gap, denom);
+        let push = -gap / denom * cap;
         for k in 0..4 {
             let s = c.weights[k] * inv[k] * push;
             for a in 0..3 {
@@ -191,7 +192,7 @@ pub fn project(contacts: &[Contact], positions: &mut [Record], displacement: &mu
         if length <= 0.0 {
             continue;
         }
-        let cut = (c.friction * -gap / length).min(1.0) / denom;
+        let cut = (c.friction * -gap / length).min(1.0) / denom * cap;
         for k in 0..4 {
             let s = -c.weights[k] * inv[k] * cut;
             for a in 0..3 {
@@ -201,6 +202,15 @@ pub fn project(contacts: &[Contact], positions: &mut [Record], displacement: &mu
         }
     }
     pushes
+}
+
+/// The factor (`0 < cap ≤ 1`, exactly `1` for most contacts) a contact's push and friction are
+/// cut by so that its push (`−gap / denom`) moves no particle farther than [`MAX_PUSH`] times the
+/// gap (see `weft_core::surface_collision`).
+#[inline]
+fn push_cap(weights: [f32; 4], inv: [f32; 4], gap: f32, denom: f32) -> f32 {
+    let most = (0..4).map(|k| (weights[k] * inv[k]).abs()).fold(0.0f32, f32::max) * (-gap / denom);
+    if most > MAX_PUSH * -gap { MAX_PUSH * -gap / most } else { 1.0 }
 }
 
 /// The guard (see `weft_core::surface_collision`): moves the free particles of every pair that
@@ -393,5 +403,43 @@ pub(crate) fn guard_phase(
                 *d += t as f64;
             }
         });
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A contact of a pinned vertex on a triangle whose only free corner carries 1 % of the
+    /// closest point: projected exactly it would move that corner 50 times the gap.
+    #[test]
+    fn a_projection_moves_no_particle_farther_than_max_push_times_the_gap() {
+        let contact = |weights: [f32; 4]| Contact {
+            particles: [0, 1, 2, 3],
+            weights,
+            normal: [0.0, 1.0, 0.0],
+            thickness: 0.01,
+            friction: 0.0,
+        };
+        let start = |inv: [f32; 4]| -> Vec<Record> {
+            vec![
+                [0.01, 0.005, 0.0, inv[0]],
+                [0.0, 0.0, 0.0, inv[1]],
+                [1.0, 0.0, 0.0, inv[2]],
+                [0.0, 0.0, 1.0, inv[3]],
+            ]
+        };
+        let gap = 0.005f32;
+        let mut x = start([0.0, 0.0, 1.0, 0.0]);
+        let mut d = vec![[0.0; 4]; 4];
+        assert_eq!(project(&[contact([1.0, -0.99, -0.01, 0.0])], &mut x, &mut d), 1);
+        let moved = -x[2][1];
+        assert!(moved > 0.0 && moved <= MAX_PUSH * gap * 1.0001, "the free corner moved {moved} m");
+        assert_eq!(d[2][1], x[2][1], "the displacement records the move");
+        // Every particle free, of one mass: the exact projection, which closes the gap.
+        let mut x = start([1.0; 4]);
+        project(&[contact([1.0, -0.5, -0.25, -0.25])], &mut x, &mut vec![[0.0; 4]; 4]);
+        let g = x[0][1] - (0.5 * x[1][1] + 0.25 * x[2][1] + 0.25 * x[3][1]);
+        assert!((g - 0.01).abs() < 1e-7, "gap closed: {g}");
     }
 }
