@@ -431,14 +431,14 @@ mod tests {
         };
         let gap = 0.005f32;
         let mut x = start([0.0, 0.0, 1.0, 0.0]);
-        let mut d = vec![[0.0; 4]; 4];
+        let mut d = [[0.0; 4]; 4];
         assert_eq!(project(&[contact([1.0, -0.99, -0.01, 0.0])], &mut x, &mut d), 1);
         let moved = -x[2][1];
         assert!(moved > 0.0 && moved <= MAX_PUSH * gap * 1.0001, "the free corner moved {moved} m");
         assert_eq!(d[2][1], x[2][1], "the displacement records the move");
         // Every particle free, of one mass: the exact projection, which closes the gap.
         let mut x = start([1.0; 4]);
-        project(&[contact([1.0, -0.5, -0.25, -0.25])], &mut x, &mut vec![[0.0; 4]; 4]);
+        project(&[contact([1.0, -0.5, -0.25, -0.25])], &mut x, &mut [[0.0; 4]; 4]);
         let g = x[0][1] - (0.5 * x[1][1] + 0.25 * x[2][1] + 0.25 * x[3][1]);
         assert!((g - 0.01).abs() < 1e-7, "gap closed: {g}");
     }
