@@ -179,13 +179,8 @@ fn particle_contacts(s: &mut String, model: &Model) {
     }
     let (min, max) = (sc.min_thickness(), sc.max_thickness());
     let _ = writeln!(s, "self-collision: particles: {} taking part, {min}–{max} m apart", sc.members().len());
-    let p = model.particles();
-    for cloth in model.cloths() {
-        let thickness = sc.thickness()[cloth.particles.clone()].iter().fold(0.0f32, |a, &t| a.max(t));
-        let at = |i: u32| p.position(cloth.particles.start + i as usize);
-        if let Some(thin) = ThinParticleContacts::check(at, &cloth.triangles, thickness) {
-            let _ = writeln!(s, "  warning: cloth \"{}\": {thin}", cloth.name);
-        }
+    for (name, thin) in ThinParticleContacts::of_model(model) {
+        let _ = writeln!(s, "  warning: cloth \"{name}\": {thin}");
     }
 }
 

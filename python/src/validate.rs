@@ -76,15 +76,8 @@ fn particle_contacts<'py>(py: Python<'py>, model: &Model) -> PyResult<Option<Bou
     d.set_item("particles", sc.members().len())?;
     d.set_item("min_thickness", sc.min_thickness())?;
     d.set_item("max_thickness", sc.max_thickness())?;
-    let p = model.particles();
-    let warnings = PyList::empty(py);
-    for cloth in model.cloths() {
-        let thickness = sc.thickness()[cloth.particles.clone()].iter().fold(0.0f32, |a, &t| a.max(t));
-        let at = |i: u32| p.position(cloth.particles.start + i as usize);
-        if let Some(thin) = ThinParticleContacts::check(at, &cloth.triangles, thickness) {
-            warnings.append(format!("cloth \"{}\": {thin}", cloth.name))?;
-        }
-    }
+    let warnings = ThinParticleContacts::of_model(model).into_iter();
+    let warnings: Vec<String> = warnings.map(|(name, thin)| format!("cloth \"{name}\": {thin}")).collect();
     d.set_item("warnings", warnings)?;
     Ok(Some(d))
 }

@@ -88,6 +88,24 @@ impl ThinParticleContacts {
         thin.then_some(ThinParticleContacts { thickness, spacing: spacing as f32 })
     }
 
+    /// [`ThinParticleContacts::check`] of each cloth of `model` with particle self-collision, at
+    /// its rest positions and largest thickness: the name of each cloth too thin, with the check.
+    pub fn of_model(model: &crate::Model) -> Vec<(&str, Self)> {
+        let (sc, p) = (model.self_collision(), model.particles());
+        if sc.is_empty() {
+            return Vec::new();
+        }
+        let mut thin = Vec::new();
+        for cloth in model.cloths() {
+            let thickness = sc.thickness()[cloth.particles.clone()].iter().fold(0.0f32, |a, &t| a.max(t));
+            let at = |i: u32| p.position(cloth.particles.start + i as usize);
+            if let Some(check) = Self::check(at, &cloth.triangles, thickness) {
+                thin.push((cloth.name.as_str(), check));
+            }
+        }
+        thin
+    }
+
     /// [`ThinParticleContacts::check`] of a cloth as a scene gives it: `None` unless it asks for
     /// particle self-collision.
     pub fn of_cloth(cloth: &crate::ClothDesc) -> Option<Self> {
