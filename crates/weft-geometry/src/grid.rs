@@ -1,11 +1,12 @@
-//! One uniform grid for every spatial search of weft: [`Grid`].
+//! One uniform grid for the spatial searches of weft: [`Grid`].
 //!
 //! It serves the broad phases of a time step (particle self-collision: points and the cells
-//! around them; surface self-collision: boxes against boxes), the measures of a bake (the
-//! intersecting triangle pairs: every pair of boxes sharing a cell) and the binding of a render
-//! mesh (boxes holding a point), so it is built for speed and reuse: `O(n)` builds, no
-//! allocation once its buffers have grown, read-only queries that any number of threads may run
-//! at once, and answers in an order fixed by the entries alone.
+//! around them; surface self-collision: boxes against boxes) and the binding of a render mesh
+//! (boxes holding a point), so it is built for speed and reuse: `O(n)` builds, no allocation
+//! once its buffers have grown, read-only queries that any number of threads may run at once,
+//! and answers in an order fixed by the entries alone. (The count of intersecting triangle pairs
+//! a bake measures sorts its triangles by cell instead, in memory fixed by their number: see
+//! [`crate::intersections`].)
 //!
 //! # Cells
 //!

@@ -17,20 +17,34 @@
 //! taken as its three edges against a proper triangle; a pair of two zero-area triangles is not
 //! counted (neither has a surface to pierce).
 //!
-//! Candidate pairs come from the [`Grid`] over the triangles' bounding boxes, with cells about
-//! twice a triangle's mean box extent: every pair of boxes sharing a cell, once
-//! ([`Grid::for_each_pair`], searched by ranges of buckets in parallel on the current rayon
-//! pool), and every pair with a triangle too large for the cells. A pair is tested when its boxes
-//! meet and it shares no corner, after a fast float separating-axis test with a wide margin has
-//! failed to show them apart. The count is a sum of integers, so it depends on no thread count
-//! or iteration order. Triangles with a non-finite corner are left out. A bake keeps an
-//! [`IntersectionCounter`], whose buffers outlive a frame.
+//! Candidate pairs come from the triangles sorted by cell: cubes of twice the mean of the
+//! triangles' largest box extents, each triangle keyed by the cell of its box's lowest corner.
+//! The cell of a coordinate is monotone in it, so two boxes that meet and each span at most two
+//! cells along every axis have their lowest corners in the same or neighbouring cells, and one
+//! lies a cell above the other along an axis only if the other spans two cells along it. Every
+//! such pair is searched once: within a cell, and from each cell against those of the 13
+//! neighbouring cells after it in the sort's order that its triangles' boxes can reach, found by
+//! cursors that only move forward (in parallel by ranges of the sorted triangles on the current
+//! rayon pool). A *big* triangle, spanning more cells, is searched against the small ones whose
+//! cells can reach its box, and the big ones among themselves as a search of their own with
+//! cells fitted to them (at most half the triangles are big at any level, so the levels are
+//! few). A pair is tested when its boxes meet and it shares no corner, after a fast float
+//! separating-axis test with a wide margin has failed to show them apart. The count is a sum of
+//! integers over the same pairs whatever the order of the sort, so it depends on no thread
+//! count. Triangles with a non-finite corner are left out.
+//!
+//! The search holds one record per triangle ([`BYTES_PER_TRIANGLE`]: its key, corners and box)
+//! and sorts it in place: its memory depends on the triangle count alone, never on how the
+//! cloth lies or folds. A bake keeps an [`IntersectionCounter`], whose buffer outlives a frame.
+//! Against the grid search it replaced (each triangle listed in every cell its box covered, 3 to
+//! 7 listings of 40 B on the comparison grids of docs/performance.md, flat and after 30 frames)
+//! it takes a fourth to a sixth of the memory, and 0.9–1.1× the time on the 256² and 512² grids
+//! and 0.6–0.9× on the 1024² one (interleaved runs on a shared 2-core machine, same counts).
 
 use rayon::prelude::*;
 use robust::{Coord, Coord3D, orient2d, orient3d};
 
 use crate::aabb::Aabb;
-use crate::grid::Grid;
 
 /// A point in m.
 type P = [f32; 3];
@@ -176,11 +190,23 @@ fn surely_apart(a: [P; 3], b: [P; 3]) -> bool {
 /// A triangle of the cloth, as the candidate search sees it.
 #[derive(Clone, Copy)]
 struct Tri {
+    /// Its place in the search's order: for a small triangle the packed cell of its box's
+    /// lowest corner ([`Cells::key`]) shifted up by 3 bits, below them the axes along which the
+    /// box spans two cells (bit `k` for axis `k`); [`BIG`] for a box that spans more.
+    key: u64,
     /// Particle indices of its corners.
     corners: [u32; 3],
     /// Its axis-aligned bounding box in m (exact: the extremes of `f32` corners).
     bounds: Aabb,
 }
+
+/// Heap an [`IntersectionCounter`] holds per triangle of the cloths it counts, in bytes: its
+/// one buffer, a record of each triangle's key, corners and box (no other buffer grows with the
+/// cloth; what the search adds is a few hundred bytes per thread).
+pub const BYTES_PER_TRIANGLE: usize = std::mem::size_of::<Tri>();
+
+/// The key of a triangle too large for the cells: after every other.
+const BIG: u64 = u64::MAX;
 
 impl Tri {
     /// The triangle `corners` of `positions`, unless an index is out of range or a corner is not
@@ -194,7 +220,19 @@ impl Tri {
         if !points.iter().flatten().all(|v| v.is_finite()) {
             return None;
         }
-        Some(Tri { corners, bounds: Aabb::around(points) })
+        Some(Tri { key: BIG, corners, bounds: Aabb::around(points) })
+    }
+
+    /// The packed cell of a small triangle.
+    #[inline]
+    fn cell(&self) -> u64 {
+        self.key >> 3
+    }
+
+    /// The axes along which a small triangle's box spans two cells (bit `k`).
+    #[inline]
+    fn spans(&self) -> u8 {
+        (self.key & 7) as u8
     }
 
     fn points(&self, positions: &[P]) -> [P; 3] {
@@ -206,52 +244,146 @@ impl Tri {
     }
 }
 
-/// Parallel tasks of the pair search: each searches an equal range of the grid's buckets.
+/// Parallel tasks of the pair search: each searches an equal range of the sorted triangles.
 const TASKS: usize = 128;
 
-/// Cell side over a triangle's mean box extent: larger cells list each triangle in fewer cells
-/// (less to sort) but hold more pairs to reject (measured best near 2 on cloth grids).
+/// Cell side over the mean of the triangles' largest box extents: at most half the triangles
+/// (Markov's inequality) can be wider than two such means, and for a cloth of even triangles
+/// none is, so almost every box spans one or two cells along each axis.
 const CELL_PER_EXTENT: f64 = 2.0;
 
-/// The most grid cells one triangle may cover on average before the grid is coarsened.
-const MAX_CELLS_PER_TRIANGLE: u64 = 27;
+/// Bits of each packed cell coordinate: the cells along an axis number at most `2^19 + 1`.
+const CELL_BITS: u32 = 20;
 
-/// The cell side for `tris` in m: `CELL_PER_EXTENT` times a triangle's mean box extent, doubled
-/// until a triangle covers at most [`MAX_CELLS_PER_TRIANGLE`] cells on average, and never under a
-/// millionth of the scene's extent.
-fn cell_side(tris: &[Tri]) -> f64 {
-    let mut lo = [f64::INFINITY; 3];
-    let mut hi = [f64::NEG_INFINITY; 3];
-    let mut mean_extent = 0.0f64;
-    for t in tris {
-        for k in 0..3 {
-            lo[k] = lo[k].min(t.bounds.min[k] as f64);
-            hi[k] = hi[k].max(t.bounds.max[k] as f64);
-            mean_extent += (t.bounds.max[k] as f64 - t.bounds.min[k] as f64) / 3.0;
+/// The largest cell coordinate.
+const LAST_CELL: u32 = (1 << CELL_BITS) - 1;
+
+/// The cells of one level of the search: cubes of side `1/inv` m, counted from the corner `lo`
+/// of the triangles' boxes.
+#[derive(Clone, Copy)]
+struct Cells {
+    lo: [f64; 3],
+    inv: f64,
+}
+
+impl Cells {
+    /// The cells for `tris`: a side of [`CELL_PER_EXTENT`] times the mean of their largest box
+    /// extents, but never under a `2^19`th of their span along any axis (so that a coordinate
+    /// fits [`CELL_BITS`]), nor under the smallest positive `f64`. A sum in triangle order, so
+    /// the same for any thread count.
+    fn fitted(tris: &[Tri]) -> Cells {
+        let mut lo = [f64::INFINITY; 3];
+        let mut hi = [f64::NEG_INFINITY; 3];
+        let mut extents = 0.0f64;
+        for t in tris {
+            let (min, max) = (t.bounds.min.map(f64::from), t.bounds.max.map(f64::from));
+            extents += (0..3).map(|k| max[k] - min[k]).fold(0.0, f64::max);
+            for k in 0..3 {
+                lo[k] = lo[k].min(min[k]);
+                hi[k] = hi[k].max(max[k]);
+            }
+        }
+        let span = (0..3).map(|k| hi[k] - lo[k]).fold(0.0f64, f64::max);
+        let mean = extents / tris.len() as f64;
+        let side = (CELL_PER_EXTENT * mean).max(span / f64::from(1u32 << 19)).max(f64::MIN_POSITIVE);
+        Cells { lo, inv: 1.0 / side }
+    }
+
+    /// The cell of point `p` (m) along each axis: `⌊(p − lo)·inv⌋`, clamped to
+    /// `0..=LAST_CELL`. Monotone along each axis, which is all the search's exactness needs
+    /// (rounding moves a point to a neighbouring cell at worst, which costs only work).
+    #[inline]
+    fn cell(&self, p: P) -> [u32; 3] {
+        std::array::from_fn(|k| (((p[k] as f64 - self.lo[k]) * self.inv).floor() as u32).min(LAST_CELL))
+    }
+
+    /// The cells twice as wide.
+    fn coarser(self) -> Cells {
+        Cells { inv: self.inv / 2.0, ..self }
+    }
+
+    /// The packed cell `c`, `x` slowest: keys sort as their cells in `x`, `y`, `z` order.
+    #[inline]
+    fn key(c: [u32; 3]) -> u64 {
+        (c[0] as u64) << (2 * CELL_BITS) | (c[1] as u64) << CELL_BITS | c[2] as u64
+    }
+
+    /// The sort key of box `b` ([`Tri::key`]).
+    #[inline]
+    fn key_of(&self, b: &Aabb) -> u64 {
+        let (lo, hi) = (self.cell(b.min), self.cell(b.max));
+        if (0..3).all(|k| hi[k] - lo[k] <= 1) {
+            Cells::key(lo) << 3 | (0..3).fold(0, |m, k| m | ((hi[k] > lo[k]) as u64) << k)
+        } else {
+            BIG
         }
     }
-    mean_extent /= tris.len() as f64;
-    let span = (0..3).map(|k| hi[k] - lo[k]).fold(0.0f64, f64::max);
-    let mut side = (CELL_PER_EXTENT * mean_extent).max(span / 1e6).max(f64::MIN_POSITIVE);
-    let covered = |t: &Tri, side: f64| {
-        let inv = 1.0 / side;
-        (0..3).fold(1u64, |n, k| {
-            let (a, b) = ((t.bounds.min[k] as f64 * inv).floor(), (t.bounds.max[k] as f64 * inv).floor());
-            n.saturating_mul((b - a + 1.0) as u64)
-        })
-    };
-    // An integer sum, so the grid (and with it the work, never the count) is the same for any
-    // thread count.
-    while tris.par_iter().map(|t| covered(t, side)).reduce(|| 0, u64::saturating_add) > budget(tris) {
-        side *= 2.0;
-    }
-    side
 }
 
-/// The cells all triangles may cover together: [`MAX_CELLS_PER_TRIANGLE`] each.
-fn budget(tris: &[Tri]) -> u64 {
-    MAX_CELLS_PER_TRIANGLE.saturating_mul(tris.len() as u64)
+/// The cell one step `d` from the packed cell `cell`, packed; `None` off the cells.
+#[inline]
+fn shifted(cell: u64, d: [i32; 3]) -> Option<u64> {
+    let mask = LAST_CELL as u64;
+    let c = [cell >> (2 * CELL_BITS), (cell >> CELL_BITS) & mask, cell & mask];
+    let mut out = [0u32; 3];
+    for k in 0..3 {
+        out[k] = u32::try_from(c[k] as i64 + d[k] as i64).ok().filter(|&v| v <= LAST_CELL)?;
+    }
+    Some(Cells::key(out))
 }
+
+/// The 13 cells one step after a cell in key order (`x` slowest): with the cell itself, every
+/// pair of cells at most one step apart along each axis is searched once, from its lower cell.
+const FORWARD: [[i32; 3]; 13] = [
+    [0, 0, 1],
+    [0, 1, -1],
+    [0, 1, 0],
+    [0, 1, 1],
+    [1, -1, -1],
+    [1, -1, 0],
+    [1, -1, 1],
+    [1, 0, -1],
+    [1, 0, 0],
+    [1, 0, 1],
+    [1, 1, -1],
+    [1, 1, 0],
+    [1, 1, 1],
+];
+
+/// Per direction of [`FORWARD`], the axes along which it steps up and down (bit `k`): a
+/// triangle meets one in the cell a step up along an axis only if its box spans two cells
+/// along it (the other box starts inside it), and one a step down only if the other's does.
+const STEPS: [(u8, u8); FORWARD.len()] = {
+    let mut steps = [(0, 0); FORWARD.len()];
+    let mut i = 0;
+    while i < FORWARD.len() {
+        let mut k = 0;
+        while k < 3 {
+            steps[i].0 |= ((FORWARD[i][k] > 0) as u8) << k;
+            steps[i].1 |= ((FORWARD[i][k] < 0) as u8) << k;
+            k += 1;
+        }
+        i += 1;
+    }
+    steps
+};
+
+/// Per set of axes `a` (bit `k` for axis `k`), the sets of axes that hold it, as bit `m` for set
+/// `m`: a cell holds a triangle spanning at least `a` when the bits of the sets its triangles
+/// span meet `SUPERSETS[a]`.
+const SUPERSETS: [u8; 8] = {
+    let mut sets = [0u8; 8];
+    let mut a = 0;
+    while a < 8 {
+        let mut m = 0;
+        while m < 8 {
+            sets[a] |= ((m & a == a) as u8) << m;
+            m += 1;
+        }
+        a += 1;
+    }
+    sets
+};
 
 /// Whether the triangles `s` and `t` of `positions` are non-adjacent and intersect: their boxes
 /// meet, they share no corner, a fast float test fails to show them apart, and the exact test
@@ -268,9 +400,9 @@ fn corners_intersect(s: &Tri, t: &Tri, positions: &[P]) -> bool {
     !surely_apart(a, b) && triangles_intersect(a, b)
 }
 
-/// Counts intersecting triangle pairs (module docs) with buffers kept from one call to the next,
-/// so that a bake measuring every frame does not allocate every frame. Same answer as
-/// [`intersecting_pairs`].
+/// Counts intersecting triangle pairs (module docs) with one buffer kept from one call to the
+/// next ([`BYTES_PER_TRIANGLE`] per triangle), so that a bake measuring its frames does not
+/// allocate every time. Same answer as [`intersecting_pairs`].
 ///
 /// ```
 /// use weft_geometry::intersections::IntersectionCounter;
@@ -281,18 +413,13 @@ fn corners_intersect(s: &Tri, t: &Tri, positions: &[P]) -> bool {
 /// ```
 #[derive(Default)]
 pub struct IntersectionCounter {
-    /// The finite triangles of the last call.
+    /// The finite triangles of the last call, sorted by key.
     tris: Vec<Tri>,
-    /// The grid of their boxes.
-    grid: Grid,
 }
 
 impl std::fmt::Debug for IntersectionCounter {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("IntersectionCounter")
-            .field("triangles", &self.tris.len())
-            .field("listings", &self.grid.listing_count())
-            .finish()
+        f.debug_struct("IntersectionCounter").field("triangles", &self.tris.len()).finish()
     }
 }
 
@@ -302,38 +429,151 @@ impl IntersectionCounter {
     /// is left out.
     pub fn count(&mut self, positions: &[[f32; 3]], triangles: &[[u32; 3]]) -> u64 {
         self.tris.clear();
+        // Grown to the size asked, not doubled: the buffer is kept for the rest of a bake.
         self.tris.reserve_exact(triangles.len());
         self.tris.extend(triangles.iter().filter_map(|c| Tri::new(*c, positions)));
-        if self.tris.len() < 2 {
-            return 0;
-        }
-        let tris = &self.tris;
-        // Every triangle is listed in all its cells (one larger than the whole budget would be
-        // paired with every other instead, but the side keeps the cells within the budget).
-        self.grid.build_boxes(cell_side(tris), budget(tris), tris.len(), |k| tris[k].bounds);
-        let mut big = 0;
-        self.grid.for_each_big_pair(|a, b| {
-            big += intersect(&tris[a as usize], &tris[b as usize], positions) as u64
-        });
-        listed_pairs(&self.grid, tris, positions) + big
+        level_pairs(&mut self.tris, positions)
     }
 }
 
-/// The intersecting pairs of `tris` (at `positions`) that share a cell of `grid`: ranges of
-/// buckets in parallel on the current rayon pool, each bucket's triangles gathered once for its
-/// pairs. An integer sum, so the same for any pool.
-fn listed_pairs(grid: &Grid, tris: &[Tri], positions: &[P]) -> u64 {
-    let buckets = grid.bucket_count();
-    let per_task = buckets.div_ceil(TASKS);
+/// The intersecting pairs of `tris` (at `positions`), which it sorts: the pairs of small
+/// triangles from the sorted cells, each big one against the small ones near it, and the pairs
+/// of big ones as a level of their own, in cells fitted to them.
+fn level_pairs(tris: &mut [Tri], positions: &[P]) -> u64 {
+    if tris.len() < 2 {
+        return 0;
+    }
+    let (cells, big) = classify(tris);
+    tris.par_sort_unstable_by_key(|t| t.key);
+    let (small, big) = tris.split_at_mut(tris.len() - big);
+    small_pairs(small, positions) + big_pairs(big, small, cells, positions) + level_pairs(big, positions)
+}
+
+/// Keys `tris` in cells fitted to them, twice as wide while more than half of them are big (it
+/// takes a cloth of very uneven triangles); returns the cells and how many are big.
+fn classify(tris: &mut [Tri]) -> (Cells, usize) {
+    let mut cells = Cells::fitted(tris);
+    loop {
+        let big: usize = tris
+            .par_iter_mut()
+            .map(|t| {
+                t.key = cells.key_of(&t.bounds);
+                (t.key == BIG) as usize
+            })
+            .sum();
+        if 2 * big <= tris.len() {
+            return (cells, big);
+        }
+        cells = cells.coarser();
+    }
+}
+
+/// The intersecting pairs among `small` (sorted by key, none big), searched in [`TASKS`]
+/// ranges in parallel on the current rayon pool, each range starting at a cell's first triangle.
+/// An integer sum, so the same for any pool.
+fn small_pairs(small: &[Tri], positions: &[P]) -> u64 {
+    let per_task = small.len().div_ceil(TASKS);
+    // The first triangle of the cell holding triangle `i`, or the end.
+    let cell_start = |mut i: usize| {
+        i = i.min(small.len());
+        while i > 0 && i < small.len() && small[i - 1].cell() == small[i].cell() {
+            i -= 1;
+        }
+        i
+    };
     (0..TASKS)
         .into_par_iter()
-        .map_init(Vec::new, |near, task| {
+        .map(|task| {
+            cells_pairs(small, cell_start(task * per_task)..cell_start((task + 1) * per_task), positions)
+        })
+        .sum()
+}
+
+/// The length of the run of triangles at the start of `tris` that lie in cell `cell`.
+#[inline]
+fn run(tris: &[Tri], cell: u64) -> usize {
+    tris.iter().take_while(|t| t.cell() == cell).count()
+}
+
+/// The intersecting pairs found from the cells whose triangles start in `range` of `small`:
+/// each cell's own pairs, and its triangles against those of the [`FORWARD`] cells that their
+/// boxes can reach ([`STEPS`]), found with one cursor per direction that only moves forward
+/// (cells and their neighbours come in the same order).
+fn cells_pairs(small: &[Tri], range: std::ops::Range<usize>, positions: &[P]) -> u64 {
+    let mut cursors = [None::<usize>; FORWARD.len()];
+    let mut count = 0;
+    let mut i = range.start;
+    while i < range.end {
+        let cell = small[i].cell();
+        let here = &small[i..i + run(&small[i..], cell)];
+        for (k, s) in here.iter().enumerate() {
+            count += here[k + 1..].iter().filter(|t| intersect(s, t, positions)).count() as u64;
+        }
+        let present = here.iter().fold(0u8, |m, s| m | 1 << s.spans());
+        for ((d, (up, down)), cursor) in FORWARD.iter().zip(STEPS).zip(&mut cursors) {
+            if present & SUPERSETS[up as usize] == 0 {
+                continue;
+            }
+            let Some(target) = shifted(cell, *d) else { continue };
+            let at = seek(small, cursor, target << 3);
+            for t in small[at..].iter().take_while(|t| t.cell() == target) {
+                if t.spans() & down == down {
+                    let reaching = here.iter().filter(|s| s.spans() & up == up);
+                    count += reaching.filter(|s| intersect(s, t, positions)).count() as u64;
+                }
+            }
+        }
+        i += here.len();
+    }
+    count
+}
+
+/// Moves `cursor` forward to the first triangle of `small` keyed `target` or above, and returns
+/// it: found by bisection the first time, then by galloping from where it was (steps doubling
+/// until past it, then bisection), in time logarithmic in the distance moved.
+#[inline]
+fn seek(small: &[Tri], cursor: &mut Option<usize>, target: u64) -> usize {
+    let at = match *cursor {
+        Some(at) => {
+            let mut step = 1;
+            let mut from = at;
+            while from + step < small.len() && small[from + step - 1].key < target {
+                from += step;
+                step *= 2;
+            }
+            let to = (from + step).min(small.len());
+            from + small[from..to].partition_point(|t| t.key < target)
+        }
+        None => small.partition_point(|t| t.key < target),
+    };
+    *cursor = Some(at);
+    at
+}
+
+/// The intersecting pairs of each of `big` against `small` (sorted by key): a small triangle
+/// meets a big one only if its lowest corner's cell lies from one cell below the big one's
+/// lowest to its highest along each axis (its box spans at most two cells), so each big one
+/// reads those columns of cells, or every small triangle when they are more than a bisection
+/// each is worth. In parallel, an integer sum.
+fn big_pairs(big: &[Tri], small: &[Tri], cells: Cells, positions: &[P]) -> u64 {
+    let reads = u64::from(usize::BITS - small.len().leading_zeros()) + 1;
+    big.par_iter()
+        .map(|b| {
+            let lo = cells.cell(b.bounds.min).map(|c| c.saturating_sub(1));
+            let hi = cells.cell(b.bounds.max);
+            let columns = u64::from(hi[0] - lo[0] + 1) * u64::from(hi[1] - lo[1] + 1);
+            if columns.saturating_mul(reads) >= small.len() as u64 {
+                return small.iter().filter(|t| intersect(b, t, positions)).count() as u64;
+            }
             let mut count = 0;
-            for b in (task * per_task).min(buckets)..((task + 1) * per_task).min(buckets) {
-                let bucket = grid.bucket_at(b);
-                near.clear();
-                near.extend(bucket.entries().map(|k| tris[k as usize]));
-                bucket.for_each_pair(|i, j| count += intersect(&near[i], &near[j], positions) as u64);
+            for x in lo[0]..=hi[0] {
+                for y in lo[1]..=hi[1] {
+                    let first = Cells::key([x, y, lo[2]]) << 3;
+                    let last = Cells::key([x, y, hi[2]]) << 3 | 7;
+                    let from = small.partition_point(|t| t.key < first);
+                    let column = small[from..].iter().take_while(|t| t.key <= last);
+                    count += column.filter(|t| intersect(b, t, positions)).count() as u64;
+                }
             }
             count
         })
@@ -439,6 +679,54 @@ mod tests {
         assert_eq!(intersecting_pairs(&flat, &[[0, 1, 2], [0, 1, 3]]), 0);
         // Bad indices and NaN corners are left out, not a panic.
         assert_eq!(intersecting_pairs(&[[f32::NAN; 3], [0.0; 3], [1.0; 3]], &[[0, 1, 2], [0, 1, 9]]), 0);
+    }
+
+    #[test]
+    fn big_triangles_at_every_level_match_brute_force() {
+        // A fine crumpled sheet crossed by a coarse one whose triangles span several of the fine
+        // cells, and a few long slivers across both: big triangles at three levels, searched by
+        // columns of cells and by whole passes.
+        let mut seed = 0x9e37_79b9u32;
+        let mut rnd = || {
+            seed ^= seed << 13;
+            seed ^= seed >> 17;
+            seed ^= seed << 5;
+            (seed as f32 / u32::MAX as f32) - 0.5
+        };
+        let (fine, coarse) = (40u32, 6u32);
+        let mut p: Vec<P> = (0..fine * fine)
+            .map(|k| [(k % fine) as f32 * 0.05, 0.02 * rnd(), (k / fine) as f32 * 0.05 + 0.01 * rnd()])
+            .collect();
+        let mut t = grid_triangles(fine, fine);
+        let base = p.len() as u32;
+        p.extend(
+            (0..coarse * coarse).map(|k| [(k % coarse) as f32 * 0.35, (k / coarse) as f32 * 0.35 - 0.9, 0.8]),
+        );
+        t.extend(grid_triangles(coarse, coarse).iter().map(|c| c.map(|i| i + base)));
+        for k in 0..4 {
+            let base = p.len() as u32;
+            let x = 0.3 + 0.4 * k as f32;
+            p.extend([[x, -0.1, 0.0], [x + 0.01, 0.1, 1.9], [x + 0.6, 0.05 * k as f32, 1.0]]);
+            t.push([base, base + 1, base + 2]);
+        }
+        let mut tris: Vec<Tri> = t.iter().filter_map(|c| Tri::new(*c, &p)).collect();
+        let (cells, big) = classify(&mut tris);
+        assert!(big > 0 && 2 * big < tris.len(), "{big} big of {}", tris.len());
+        let columns = tris.iter().filter(|b| b.key == BIG).any(|b| {
+            let (lo, hi) = (cells.cell(b.bounds.min), cells.cell(b.bounds.max));
+            u64::from(hi[0] - lo[0] + 2) * u64::from(hi[1] - lo[1] + 2) * 16 < (tris.len() - big) as u64
+        });
+        assert!(columns, "some big triangle is searched by columns");
+        tris.sort_unstable_by_key(|t| t.key);
+        let n = tris.len();
+        assert!(classify(&mut tris[n - big..]).1 > 0, "the slivers are big among the big ones too");
+        let brute = brute_force(&p, &t);
+        assert!(brute > 0);
+        assert_eq!(intersecting_pairs(&p, &t), brute);
+        // Any thread count, any order of the triangles.
+        let reversed: Vec<[u32; 3]> = t.iter().rev().copied().collect();
+        let pool = rayon::ThreadPoolBuilder::new().num_threads(3).build().unwrap();
+        assert_eq!(pool.install(|| intersecting_pairs(&p, &reversed)), brute);
     }
 
     #[test]

@@ -4,15 +4,16 @@
 //! solvers build on it, never the reverse.
 //!
 //! * [`aabb`]: [`Aabb`], an axis-aligned box.
-//! * [`grid`]: [`Grid`], the one uniform grid of every broad phase and measure (hashed,
-//!   counting-sorted, answers in a fixed order).
+//! * [`grid`]: [`Grid`], the one uniform grid of every broad phase (hashed, counting-sorted,
+//!   answers in a fixed order).
 //! * [`bvh`]: [`BoxTree`](bvh::BoxTree), a BVH over boxes that move (a mesh collider's
 //!   triangles), refit rather than rebuilt.
 //! * [`proximity`]: closest points of triangles and segments, and whether two moving features
 //!   may touch.
 //! * [`nearest`]: the triangle of a mesh nearest to a point within a reach.
 //! * [`intersections`]: the exact triangle–triangle test and the count of intersecting triangle
-//!   pairs; [`stretch`]: the largest stretch of a set of edges.
+//!   pairs (the triangles sorted by cell, one record each); [`stretch`]: the largest stretch of
+//!   a set of edges.
 //!
 //! Units are SI: positions in m.
 
