@@ -97,6 +97,8 @@ impl<const K: usize, const P: usize> Batches<K, P> {
     pub fn new(constraints: &[Packed<K, P>], free: &[bool]) -> Self {
         let sets: Vec<[u32; K]> = constraints.iter().map(|c| c.particles).collect();
         let plan = BatchPlan::build(&sets, free, BLOCK_PARTICLES);
+        // Freed before the lanes are filled: the build's peak holds no list twice.
+        drop(sets);
         let lanes = |f: &dyn Fn(&Packed<K, P>) -> u32| -> Vec<Lanes<u32>> {
             plan.lanes.iter().map(|l| Lanes(l.0.map(|c| f(&constraints[c as usize])))).collect()
         };

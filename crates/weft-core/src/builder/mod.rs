@@ -154,11 +154,12 @@ impl ModelBuilder {
         let (constraints, dropped) = edges::distance_constraints(desc, &pinned, offset, &time_step, e)?;
         self.check_constraint_total(self.sets.distance.len() as u64 + constraints.len() as u64, e)?;
 
-        // Every batched kind, from the registry: distance from the checked edge sets, the others
-        // from their descriptions.
+        // Every batched kind, from the registry: distance from the checked edge sets (made local
+        // in place, so that the cloth's constraints are never held twice), the others from their
+        // descriptions.
         let local: Vec<DistanceConstraint> = constraints
-            .iter()
-            .map(|c| DistanceConstraint { particles: c.particles.map(|p| p - offset), ..*c })
+            .into_iter()
+            .map(|c| DistanceConstraint { particles: c.particles.map(|p| p - offset), ..c })
             .collect();
         let ctx = ClothContext {
             desc,
@@ -194,6 +195,8 @@ impl ModelBuilder {
 
         let render = desc.render_mesh.as_ref().map(|r| bind_render(desc, &polygons, r, e)).transpose()?;
 
+        // What the constraints were built from goes before the commit moves the rest in.
+        drop((local, topology));
         // Everything holds: commit.
         self.self_collision.commit(self_collision);
         self.surface_collision.commit(surface_collision);

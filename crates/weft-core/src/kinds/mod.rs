@@ -304,14 +304,29 @@ macro_rules! registry_items {
                 0 $(+ self.$field.len())*
             }
 
-            /// Appends every list of `other` to this one's.
+            /// Appends every list of `other` to this one's: an empty list takes `other`'s as it
+            /// is, without a copy (so that a scene of one cloth never holds its constraints twice).
             pub(crate) fn append(&mut self, mut other: PackedSets) {
-                $(self.$field.append(&mut other.$field);)*
+                $(
+                    if self.$field.is_empty() {
+                        self.$field = std::mem::take(&mut other.$field);
+                    } else {
+                        self.$field.append(&mut other.$field);
+                    }
+                )*
             }
 
-            /// Colours and packs every list; `free[p]` says whether particle `p` can move.
+            /// Colours and packs every list; `free[p]` says whether particle `p` can move. Each
+            /// list is freed as soon as its batches are built, not after the last kind's.
             pub(crate) fn into_sets(self, free: &[bool]) -> KindSets {
-                KindSets { $($field: Batches::new(&self.$field, free),)* }
+                let PackedSets { $($field),* } = self;
+                KindSets {
+                    $($field: {
+                        let batches = Batches::new(&$field, free);
+                        drop($field);
+                        batches
+                    },)*
+                }
             }
         }
     };
