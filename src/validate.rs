@@ -269,7 +269,7 @@ fn work_and_memory(s: &mut String, model: &Model) {
     let at_least = if settings.tolerance.is_some() { "at least " } else { "" };
     let _ = writeln!(s, "work:           {at_least}{steps} time steps, {projections} constraint projections");
     // One PC2 cache per cloth, as `weft bake` writes by default.
-    let peak = peak_bytes(model, model.cloths().len());
+    let peak = peak_bytes(model, 1);
     let _ = writeln!(
         s,
         "memory:         about {} for the model, {} at the peak of a bake to PC2 ({} bytes per particle)",

@@ -55,7 +55,7 @@ pub(crate) fn describe<'py>(
     work.set_item("at_least", settings.tolerance.is_some())?;
     d.set_item("work", work)?;
     let memory = PyDict::new(py);
-    let peak = peak_bytes(model, model.cloths().len());
+    let peak = peak_bytes(model, 1);
     memory.set_item("model_bytes", model_bytes(model))?;
     memory.set_item("peak_bytes", peak)?;
     memory.set_item("peak_bytes_per_particle", peak / (model.particles().len() as u64).max(1))?;

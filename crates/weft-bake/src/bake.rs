@@ -114,6 +114,8 @@ fn run(
     started: Instant,
 ) -> Result<BakeReport, BakeError> {
     check_limits(model, options)?;
+    // What building the model freed goes back to the system before the bake allocates.
+    crate::memory::release_freed_heap();
     let requested = options.threads.unwrap_or_else(|| crate::fitted_threads(model));
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(requested)

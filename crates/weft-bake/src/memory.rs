@@ -1,5 +1,15 @@
-//! The heap a bake takes, estimated from its model: what `weft validate` prints, and what
-//! `weft bench` holds against the allocator's count.
+//! The memory a bake takes, estimated from its model: what `weft validate` prints (an upper
+//! bound of the resident peak of `weft bake`, what a farm job's memory request is sized from),
+//! and what `weft bench` holds against the allocator's count.
+//!
+//! Every term is an array the code allocates, sized from the model: the scene `weft bake` holds
+//! for its summary ([`scene_bytes`]), the model ([`model_bytes`]), and what the bake adds
+//! ([`bake_heap_bytes`]). Nothing in it depends on how the cloth moves: the intersection count's
+//! buffer is one record per triangle ([`weft_geometry::intersections::BYTES_PER_TRIANGLE`]), and
+//! every other buffer of a bake is sized by the model and kept from frame to frame. What building
+//! the model freed is handed back to the system before the bake allocates
+//! ([`release_freed_heap`]), and the build's own peak stays below the bake's (on the comparison
+//! grids 0.85–0.88 of it, docs/performance.md), so the bake's peak is the process's.
 
 use std::mem::size_of;
 
@@ -55,8 +65,10 @@ pub fn scene_bytes(model: &Model) -> u64 {
 }
 
 /// Approximate bytes the model holds in memory: the particle arrays, the lane-packed constraint
-/// sets with their batch plans, the volume and aerodynamic triangles, and the cloths' triangles
-/// and faces (the same arrays a bake steps and writes).
+/// sets with their batch plans, the volume and aerodynamic triangles, the cloths' triangles and
+/// faces (the same arrays a bake steps and writes), and the collision settings kept per particle
+/// whether or not a cloth collides with itself, with the self-collision lists of a cloth that does.
+/// A cloth's render mesh (its binding and faces) is not counted.
 pub fn model_bytes(model: &Model) -> u64 {
     let particles = model.particles().len() as u64;
     // positions, previous positions, velocities: one 16-byte record each; inverse masses.
@@ -73,65 +85,138 @@ pub fn model_bytes(model: &Model) -> u64 {
         + (cloth_triangles + volume_triangles) * triangle
         + faces
         + aero_triangles * (triangle + size_of::<[f32; 2]>() as u64)
+        + collision_bytes(model)
 }
 
-/// Heap the count of intersecting triangle pairs keeps per triangle, in bytes, besides its
-/// listings: the triangle with its box (36 B) and the range of grid cells it covers (24 B).
-const COUNT_BYTES_PER_TRIANGLE: u64 = 36 + 24;
+/// Bytes of the model's collision settings: per particle the self-collision thickness, friction
+/// and start of its excluded list and the surface self-collision thickness and friction (20 B,
+/// kept for every particle); the self-collision members and excluded lists, and the surface
+/// self-collision triangles, edges and vertices.
+fn collision_bytes(model: &Model) -> u64 {
+    let (sc, surface) = (model.self_collision(), model.surface_collision());
+    let word = size_of::<u32>() as u64;
+    model.particles().len() as u64 * 5 * word
+        + (sc.members().len() + sc.excluded_len()) as u64 * word
+        + surface.triangles().len() as u64 * 3 * word
+        + surface.edges().len() as u64 * 2 * word
+        + surface.vertices().len() as u64 * word
+}
 
-/// Heap the count keeps per listing of a triangle in a grid cell, in bytes: the listing and its
-/// copy while sorted (16 B each), and up to two table buckets (4 B each; the table is the next
-/// power of two above the listings).
-const COUNT_BYTES_PER_LISTING: u64 = 2 * 16 + 2 * 4;
+/// Resident bytes of the process besides its heap: the binary's pages in use, the threads'
+/// stacks and the allocator's arenas. Measured as the resident peak of bakes of a 4 × 4 grid
+/// (whose heap is a few KiB resident): 5.9 MiB on 1 thread, 6.1 on 2, 6.3 on 8 and 6.7 on 16
+/// (about 55 KiB a thread); 7 MiB covers bakes on up to 16 threads with a margin of a few pages
+/// a thread.
+pub const PROCESS_BYTES: u64 = 7 << 20;
 
-/// Grid cells a triangle is listed in, on average, at the count's peak: about 3 for a flat cloth
-/// (its boxes, flat, span one or two cells of twice their mean extent along each of two axes),
-/// and, swinging down from level, up to about 7 on the 512² comparison grid after 30 frames (see
-/// docs/performance.md): the figure taken, so that the estimate bounds the peak. The grid never
-/// lists more than 27 per triangle.
-const LISTINGS_PER_TRIANGLE: u64 = 7;
+/// Heap of the self-collision search per taking-part particle, in bytes: its place in the
+/// sorted list (4), its position there, as built and as picked (16 each), its correction (16),
+/// and about a dozen neighbours (4 each).
+const SELF_COLLISION_BYTES_PER_MEMBER: u64 = 4 + 3 * 16 + 16 + 12 * 4;
 
-/// Resident bytes of the process besides its heap, measured on a bake of a few particles: the
-/// binary's pages in use and the threads' stacks.
-const PROCESS_BYTES: u64 = 6 << 20;
+/// Heap of a bake's small allocations, in bytes: its thread pools, its report, names and paths.
+/// Measured with the allocator's count on bakes of a 4 × 4 grid: 50 KB on 1 thread, 140 KB on 16.
+pub const SMALL_HEAP_BYTES: u64 = 256 << 10;
 
-/// Heap of the self-collision search per taking-part particle, in bytes: its bucket, its place in
-/// the sorted list, two entries of the hash table, its correction, and about a dozen neighbours.
-const SELF_COLLISION_BYTES_PER_MEMBER: u64 = 4 + 4 + 2 * 8 + 16 + 12 * 4;
+/// The write buffer of `stats.csv`, in bytes (the standard library's default for a buffered
+/// writer: rows are short).
+const STATS_BUFFER: u64 = 8 << 10;
 
-/// Approximate peak memory of a bake of `model` by `weft bake`, in bytes: an upper bound of its
-/// resident size at the peak (docs/performance.md). The model ([`model_bytes`]) and the scene it
-/// was built from ([`scene_bytes`]), the process (binary and stacks, 6 MiB), and what a bake adds at its
-/// peak, after its first frame is counted: the step's displacement, the copies of the positions
-/// the measure and the output keep, the triangles and stretch edges of the two quality measures
-/// (one beside the solver, one with the output), the intersection count's buffers, the
-/// self-collision search, and, baking to a tolerance, the snapshot a frame is stepped again
-/// from; and per file written (`caches` caches and `stats.csv`), its write buffer
-/// ([`weft_io::WRITE_BUFFER`]) and a sample. Caches are written sample by sample and hold no more
-/// than a sample. The build's own temporaries are freed before the bake opens its files, and
-/// are fewer than what the bake adds (measured on the comparison grids).
+/// Peak memory of a bake of `model` by `weft bake` writing `caches` PC2 caches of each cloth
+/// (1: one per cloth, as `weft validate` assumes), in bytes: an upper bound of its resident size
+/// at the peak (docs/performance.md). The process ([`PROCESS_BYTES`], 7 MiB), the scene the
+/// model was built from ([`scene_bytes`], which `weft bake` holds for the summary) and the heap
+/// of the bake ([`bake_heap_bytes`]).
 pub fn peak_bytes(model: &Model, caches: usize) -> u64 {
     PROCESS_BYTES + scene_bytes(model) + bake_heap_bytes(model, caches)
 }
 
-/// The heap of a bake of `model` at its peak, in bytes, the model included: [`peak_bytes`]
-/// without the process and the scene (what [`crate::bake_model`] takes of the heap).
+/// The heap of a bake of `model` at its peak, in bytes, the model included ([`model_bytes`]):
+/// [`peak_bytes`] without the process and the scene (what [`crate::bake_model`] takes of the
+/// heap). What the bake adds is kept from its first frame to its last, so the peak is its sum:
+/// what writing the frames holds (the positions written, a sample and its bytes per cache, the
+/// write buffers, the quality measure with the intersection count's buffer), what stepping them
+/// holds (the quality measure beside the solver, the step's buffers per particle, the
+/// self-collision search, the snapshot when baking to a tolerance), a row per frame and the
+/// small allocations ([`SMALL_HEAP_BYTES`]).
 pub fn bake_heap_bytes(model: &Model, caches: usize) -> u64 {
-    let particles = model.particles().len() as u64;
-    let triangles: u64 = model.cloths().iter().map(|c| c.triangles.len() as u64).sum();
-    let edges = model.sets().distance.len() as u64;
-    let record = (RECORD * size_of::<f32>()) as u64;
-    let point = size_of::<[f32; 3]>() as u64;
-    let measure =
-        triangles * size_of::<[u32; 3]>() as u64 + edges * (size_of::<[u32; 2]>() + size_of::<f32>()) as u64;
-    let count = triangles * (COUNT_BYTES_PER_TRIANGLE + LISTINGS_PER_TRIANGLE * COUNT_BYTES_PER_LISTING);
-    let snapshot = if model.settings().tolerance.is_some() { 3 * record * particles } else { 0 };
+    let frames = model.settings().frames as u64;
     model_bytes(model)
-        + particles * (record + 4 * point)
-        + 2 * measure
-        + count
+        + output_bytes(model, caches)
+        + stepper_bytes(model)
+        + frames * size_of::<crate::FrameStats>() as u64
+        + SMALL_HEAP_BYTES
+}
+
+/// The triangles and stretch edges (with their rest lengths) a quality measure gathers, in bytes.
+fn measure_bytes(model: &Model) -> u64 {
+    let triangles: u64 = model.cloths().iter().map(|c| c.triangles.len() as u64).sum();
+    triangles * size_of::<[u32; 3]>() as u64
+        + model.report().stretch as u64 * (size_of::<[u32; 2]>() + size_of::<f32>()) as u64
+}
+
+/// What writing the frames holds, in bytes: the copy of the positions written, a cloth's sample
+/// (the largest), per cache (`caches` of each cloth) its bytes of a sample (PC2) and its write
+/// buffer ([`weft_io::WRITE_BUFFER`]), the write buffer of `stats.csv`, the quality measure
+/// counting the intersections with the count's buffer, and for a cloth with a render mesh its
+/// normals and their sums.
+fn output_bytes(model: &Model, caches: usize) -> u64 {
+    let point = size_of::<[f32; 3]>() as u64;
+    let triangles: u64 = model.cloths().iter().map(|c| c.triangles.len() as u64).sum();
+    let written = |c: &weft_core::model::ClothInfo| match &c.render {
+        Some(r) => r.binding.len() as u64,
+        None => c.particles.len() as u64,
+    };
+    let sample = model.cloths().iter().map(written).max().unwrap_or(0);
+    let cache_points: u64 = model.cloths().iter().map(written).sum::<u64>() * caches as u64;
+    let files = (model.cloths().len() * caches) as u64;
+    let normals: u64 =
+        model.cloths().iter().filter(|c| c.render.is_some()).map(|c| c.particles.len() as u64).sum();
+    model.particles().len() as u64 * point
+        + sample * point
+        + cache_points * point
+        + files * weft_io::WRITE_BUFFER as u64
+        + STATS_BUFFER
+        + measure_bytes(model)
+        + triangles * weft_geometry::intersections::BYTES_PER_TRIANGLE as u64
+        + normals * (point + size_of::<[f64; 3]>() as u64)
+}
+
+/// What stepping the frames holds, in bytes: the quality measure beside the solver with its copy
+/// of the positions; per particle the step's displacement and the self-collision search's
+/// predicted position (16 B each, the latter kept even when no particle takes part), the wind's
+/// force with aerodynamic triangles (16 B) and a push per collider (4 B each); the self-collision
+/// search per member; and, baking to a tolerance, the snapshot a frame is stepped again from.
+fn stepper_bytes(model: &Model) -> u64 {
+    let record = (RECORD * size_of::<f32>()) as u64;
+    let particles = model.particles().len() as u64;
+    let wind = if model.aero().triangles.is_empty() { 0 } else { record };
+    let colliders = (model.colliders().len() + model.report().mesh_colliders) as u64;
+    let snapshot = if model.settings().tolerance.is_some() { 3 * record } else { 0 };
+    measure_bytes(model)
+        + particles * (size_of::<[f32; 3]>() as u64 + 2 * record + wind + colliders * 4 + snapshot)
         + model.self_collision().members().len() as u64 * SELF_COLLISION_BYTES_PER_MEMBER
-        + snapshot
-        + (caches as u64 + 1) * weft_io::WRITE_BUFFER as u64
-        + caches as u64 * particles * point
+}
+
+/// Hands the free pages of the heap back to the system: what [`crate::bake`] and
+/// [`crate::bake_model`] do before they allocate, so that what building the model freed is not
+/// resident through the bake, and the bake's resident peak is its heap and the process
+/// ([`peak_bytes`]). glibc keeps freed blocks of up to 32 MiB in its heap (the size above which
+/// it maps a block of its own rises to the largest block freed), and trims only a free top of
+/// the heap over twice that: without this, 4, 17 and 48 MiB the build had freed stayed resident
+/// through the bakes of the 256², 512² and 1024² comparison grids (about 6–9 % of their peaks).
+/// A no-op where the C library is not glibc.
+pub fn release_freed_heap() {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    {
+        unsafe extern "C" {
+            /// glibc: returns the free top of every arena and each free whole page inside them
+            /// to the system; `pad` bytes at the top are kept.
+            fn malloc_trim(pad: usize) -> std::ffi::c_int;
+        }
+        // SAFETY: `malloc_trim` takes no pointer and reads nothing of the caller's; it only
+        // releases pages of blocks that are free, each arena under its lock, so any thread may
+        // call it at any time, and no block in use moves or changes.
+        unsafe { malloc_trim(0) };
+    }
 }

@@ -136,14 +136,16 @@ pub struct Quality {
 }
 
 impl Quality {
-    /// The measure of `model`'s cloths (their triangles and stretch edges as built).
+    /// The measure of `model`'s cloths (their triangles and stretch edges as built). Its lists
+    /// are sized up front: grown by doubling, they would leave what they outgrew in the heap.
     pub fn new(model: &Model) -> Self {
-        let mut triangles = Vec::new();
+        let mut triangles = Vec::with_capacity(model.cloths().iter().map(|c| c.triangles.len()).sum());
         for c in model.cloths() {
             let offset = c.particles.start as u32;
             triangles.extend(c.triangles.iter().map(|t| t.map(|i| i + offset)));
         }
-        let (mut edges, mut rest) = (Vec::new(), Vec::new());
+        let stretch = model.report().stretch;
+        let (mut edges, mut rest) = (Vec::with_capacity(stretch), Vec::with_capacity(stretch));
         for (packed, _) in model.sets().distance.solve_order() {
             let c = weft_core::kinds::distance::DistanceConstraint::from_packed(&packed);
             if c.kind == weft_core::kinds::distance::DistanceKind::Stretch {

@@ -95,8 +95,9 @@ pub fn peak() -> usize {
 
 /// Writes one row per grid size: the heap a 30-frame bake of the comparison grid takes at its
 /// peak beyond what was in use before it (the model included: it is cloned inside the
-/// measure), in bytes per particle, against the estimate `weft validate` prints
-/// ([`weft_bake::memory::peak_bytes`]).
+/// measure), in bytes per particle, against the heap part of the estimate `weft validate`
+/// prints ([`weft_bake::memory::bake_heap_bytes`]: its peak less the process and the scene, which
+/// a bake of a model built in code does not hold).
 pub(crate) fn memory_rows(sizes: &[u32], out: &mut String) -> anyhow::Result<()> {
     let scratch = std::env::temp_dir().join(format!("weft-bench-memory-{}", std::process::id()));
     let result = (|| -> anyhow::Result<()> {
@@ -113,7 +114,7 @@ pub(crate) fn memory_rows(sizes: &[u32], out: &mut String) -> anyhow::Result<()>
             weft_bake::bake_model(&mut baked, &options)?;
             let measured = peak().saturating_sub(before);
             drop(baked);
-            let guess = weft_bake::memory::peak_bytes(&model, 1);
+            let guess = weft_bake::memory::bake_heap_bytes(&model, 1);
             if measured == 0 {
                 writeln!(
                     out,
@@ -125,7 +126,7 @@ pub(crate) fn memory_rows(sizes: &[u32], out: &mut String) -> anyhow::Result<()>
                 writeln!(
                     out,
                     "  {n}×{n} grid ({} particles), 30 frames baked to PC2 on 1 thread: peak heap {:.1} MiB, \
-                     {:.0} B per particle; weft validate estimates {:.0} B per particle ({:.2}× the peak)",
+                     {:.0} B per particle; weft validate's estimate of it {:.0} B per particle ({:.2}× the peak)",
                     model.particles().len(),
                     measured as f64 / (1 << 20) as f64,
                     measured as f64 / particles,

@@ -1,9 +1,9 @@
 //! Promise: the heap a bake takes at its peak, counted by the allocator, is at most what
 //! `weft validate`'s estimate gives it (`weft_bake::memory::bake_heap_bytes`, the part of
-//! `peak_bytes` that is heap a bake of a model takes), and more than half of it (the estimate takes a cloth that has swung, listed in more grid cells
-//! than this flat one); and a bake's heap does not grow with the number of frames (caches are written
-//! sample by sample; checked without the intersection count, whose grid grows as the cloth
-//! crumples).
+//! `peak_bytes` that is heap a bake of a model takes), and not a quarter more (every term is an
+//! array the bake allocates; on this small grid the fixed terms weigh most); and a bake's heap
+//! does not grow with the number of frames (caches are written sample by sample, and the
+//! intersection count's buffer is sized by the triangles, not by how the cloth crumples).
 
 use weft_bake::stats::StatsLevel;
 use weft_bake::{BakeOptions, CheckpointPolicy, bake_model};
@@ -33,8 +33,8 @@ fn baked_peak(n: u32, frames: u32, stats: StatsLevel) -> (usize, u64) {
 fn the_estimate_is_near_the_counted_peak_and_frames_cost_no_memory() {
     let (counted, estimate) = baked_peak(48, 4, StatsLevel::Light);
     let ratio = estimate as f64 / counted as f64;
-    assert!((1.0..2.0).contains(&ratio), "estimate {estimate} B, counted {counted} B");
-    let (short, _) = baked_peak(48, 4, StatsLevel::Off);
-    let (long, _) = baked_peak(48, 40, StatsLevel::Off);
+    assert!((1.0..1.25).contains(&ratio), "estimate {estimate} B, counted {counted} B");
+    let (short, _) = baked_peak(48, 4, StatsLevel::Full);
+    let (long, _) = baked_peak(48, 40, StatsLevel::Full);
     assert!((long as f64) < short as f64 * 1.02, "4 frames: {short} B, 40 frames: {long} B");
 }
