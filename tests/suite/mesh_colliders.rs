@@ -464,6 +464,24 @@ fn read_obj(text: &str) -> (Vec<[f64; 3]>, Vec<[usize; 3]>) {
     (v, f)
 }
 
+/// The volume enclosed by triangles `f` over vertices `v` (m³), after checking that they close
+/// up consistently: every edge in exactly two triangles, once each way. Positive when they are
+/// wound outward.
+fn closed_outward_volume(v: &[[f64; 3]], f: &[[usize; 3]]) -> f64 {
+    let mut edges = BTreeMap::new();
+    for t in f {
+        for k in 0..3 {
+            *edges.entry((t[k], t[(k + 1) % 3])).or_insert(0) += 1;
+        }
+    }
+    for (&(a, b), &count) in &edges {
+        assert_eq!(count, 1, "edge {a}→{b} used {count} times the same way");
+        assert_eq!(edges.get(&(b, a)), Some(&1), "edge {a}→{b} has no opposite");
+    }
+    let at = |k: usize| DVec3::from_array(v[k]);
+    f.iter().map(|t| at(t[0]).dot(at(t[1]).cross(at(t[2]))) / 6.0).sum()
+}
+
 /// The cape example's body (`examples/cape/body.obj`, `body.pc2`, from `make_cape`).
 ///
 /// Promise: the body is closed and consistently wound outward (every edge in exactly two
@@ -478,18 +496,7 @@ fn the_cape_body_is_a_closed_outward_mesh_that_walks() {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/cape");
     let (v, f) = read_obj(&std::fs::read_to_string(dir.join("body.obj")).unwrap());
     assert!((300..1000).contains(&f.len()), "{} triangles", f.len());
-    let mut edges = BTreeMap::new();
-    for t in &f {
-        for k in 0..3 {
-            *edges.entry((t[k], t[(k + 1) % 3])).or_insert(0) += 1;
-        }
-    }
-    for (&(a, b), &count) in &edges {
-        assert_eq!(count, 1, "edge {a}→{b} used {count} times the same way");
-        assert_eq!(edges.get(&(b, a)), Some(&1), "edge {a}→{b} has no opposite");
-    }
-    let at = |k: usize| DVec3::from_array(v[k]);
-    let volume: f64 = f.iter().map(|t| at(t[0]).dot(at(t[1]).cross(at(t[2]))) / 6.0).sum();
+    let volume = closed_outward_volume(&v, &f);
     let width = v.iter().map(|p| p[0]).fold(f64::NEG_INFINITY, f64::max)
         - v.iter().map(|p| p[0]).fold(f64::INFINITY, f64::min);
     let pc2 = weft_io::pc2::read_pc2(&dir.join("body.pc2")).unwrap();
@@ -520,6 +527,59 @@ fn the_cape_body_is_a_closed_outward_mesh_that_walks() {
     assert!(volume > 0.02, "volume {volume} m³ (negative: wound inward)");
     assert!((0.35..0.45).contains(&width), "{width} m wide");
     assert!(moved > 1.0 && sideways > 0.2, "the shoulders moved {moved} m, {sideways} m sideways");
+}
+
+/// The walking character of `examples/walk.toml` (`examples/walk/body.obj`, `body.pc2`, from
+/// `make_walk`).
+///
+/// Promise: three objects (torso, left arm, right arm), each closed and wound outward; the cache
+/// has one point per vertex and 91 frames and starts at the rest pose (a T-pose); the arms come
+/// down (each hand more than 0.25 m lower at the end, however its swing lifts it) and swing (a hand's place along the walk,
+/// relative to the hips, ranges over more than 0.2 m after 1.2 s); the hips walk more than 1.2 m
+/// along +z.
+///
+/// Measured: torso 0.0351 m³, arms 0.0030 m³ each; hands 0.46 and 0.30 m lower; each swings
+/// over 0.64 m; walked 1.89 m.
+#[test]
+fn the_walking_body_is_three_closed_outward_meshes_that_lower_their_arms_and_walk() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/walk");
+    let text = std::fs::read_to_string(dir.join("body.obj")).unwrap();
+    let (v, _) = read_obj(&text);
+    let mut hands = Vec::new();
+    let mut names = Vec::new();
+    for object in text.split("\no ").skip(1) {
+        let name = object.lines().next().unwrap();
+        let (_, f) = read_obj(object);
+        let volume = closed_outward_volume(&v, &f);
+        eprintln!("{name}: {} triangles, {volume:.4} m³", f.len());
+        assert!(volume > 0.002, "{name}: volume {volume} m³ (negative: wound inward)");
+        if name.ends_with("_arm") {
+            // The hand's pole is the arm's last vertex.
+            hands.push(f.iter().flatten().copied().max().unwrap());
+        }
+        names.push(name);
+    }
+    assert_eq!(names, ["torso", "left_arm", "right_arm"]);
+    let pc2 = weft_io::pc2::read_pc2(&dir.join("body.pc2")).unwrap();
+    assert_eq!((pc2.point_count, pc2.sample_count), (v.len(), 91));
+    let frame = |k: usize| &pc2.positions[k * v.len()..(k + 1) * v.len()];
+    for (p, q) in frame(0).iter().zip(&v) {
+        assert!(
+            (0..3).all(|i| (p[i] as f64 - q[i]).abs() < 1e-6),
+            "frame 0 is not the rest pose: {p:?} {q:?}"
+        );
+    }
+    // The hips: the torso's bottom pole, vertex 0.
+    let walked = v64(frame(90)[0]).z - v64(frame(0)[0]).z;
+    for &hand in &hands {
+        let drop = v64(frame(0)[hand]).y - v64(frame(90)[hand]).y;
+        let along: Vec<f64> = (36..91).map(|k| v64(frame(k)[hand]).z - v64(frame(k)[0]).z).collect();
+        let swing = along.iter().fold(f64::NEG_INFINITY, |a, &b| a.max(b))
+            - along.iter().fold(f64::INFINITY, |a, &b| a.min(b));
+        eprintln!("hand {hand}: {drop:.2} m lower, swings over {swing:.2} m; walked {walked:.2} m");
+        assert!(drop > 0.25 && swing > 0.2, "hand {hand}: {drop} m lower, swing {swing} m");
+    }
+    assert!(walked > 1.2, "walked {walked} m");
 }
 
 /// The last row's `collider_deep_particles` of a bake's `stats.csv`.
