@@ -13,6 +13,7 @@ use std::sync::mpsc;
 
 use weft::bake::{BakeOptions, BakeReport, bake, fitted_threads, write_summary};
 use weft::core::limits::Limits;
+use weft::core::self_collision::ThinParticleContacts;
 use weft::io::{Scene, load_scene, load_scene_variant, wedge_variants};
 
 /// What `weft bake` was asked to do.
@@ -130,11 +131,19 @@ pub(crate) fn run(jobs: Vec<Job>, options: &BakeOptions, budget: usize, quiet: b
         let (label, path) = &names[i];
         if message.contains(&*path.display().to_string()) { message } else { format!("{label}: {message}") }
     };
-    // The threads each job asks for (its model built once to see), or why it cannot bake.
+    // The threads each job asks for (its model built once to see), or why it cannot bake; and
+    // the warnings of `weft bake` on particle contacts too thin, each told once (variants that
+    // sweep other keys share them), naming the first bake that has it.
     let mut ready = Vec::new();
+    let mut warned = std::collections::BTreeSet::new();
     for (i, job) in jobs.into_iter().enumerate() {
         match job.scene.and_then(|scene| {
             let model = scene.build_model().map_err(|e| e.to_string())?;
+            for (cloth, thin) in ThinParticleContacts::of_model(&model) {
+                if warned.insert(format!("cloth \"{cloth}\": {thin}")) {
+                    let _ = writeln!(io::stderr(), "warning: {}: cloth \"{cloth}\": {thin}", names[i].0);
+                }
+            }
             let need = match fitted_threads(&model) {
                 0 => budget,
                 n => n.min(budget),

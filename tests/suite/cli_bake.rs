@@ -352,3 +352,26 @@ fn particle_contacts_thinner_than_the_vertex_spacing_are_warned_of_before_the_ba
     assert!(!bake("true", 0.09).contains("warning"), "0.09 m holds a layer at this spacing");
     assert!(!bake("\"triangles\"", 0.004).contains("warning"), "surface contacts hold at any spacing");
 }
+
+/// A sweep (a batch of bakes) warns of particle contacts too thin as a single bake does, each
+/// warning once with the first variant that has it.
+#[test]
+fn a_sweep_warns_of_thin_particle_contacts_once_per_warning() {
+    let dir = tempfile::tempdir().unwrap();
+    let scene = dir.path().join("thin.toml");
+    fs::write(
+        &scene,
+        "[simulation]\nfps = 30.0\nframes = 1\n[[cloth]]\nname = \"sheet\"\n\
+         grid = { resolution = [11, 11], size = [1.0, 1.0], plane = \"xz\" }\n\
+         self_collision = true\nself_thickness = 0.004\n\
+         [wedge]\n\"cloth.sheet.density\" = [0.1, 0.2]\n\"cloth.sheet.self_thickness\" = [0.004, 0.09]\n",
+    )
+    .unwrap();
+    let out = dir.path().join("out");
+    let output = WEFT.run_ok([OsStr::new("bake"), scene.as_ref(), "--out".as_ref(), out.as_ref()]);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    let warnings: Vec<&str> = stderr.lines().filter(|l| l.starts_with("warning:")).collect();
+    // Variants 0 and 2 have 4 mm (the same warning: told once, for variant 0); 1 and 3 have 9 cm.
+    assert_eq!(warnings.len(), 1, "{stderr}");
+    assert!(warnings[0].contains("variant") && warnings[0].contains("self_thickness 0.004 m"), "{stderr}");
+}
