@@ -254,6 +254,60 @@ fn carried(mu: f32) -> (f64, f64) {
     (mean_x(&model) - x0, platform_offset(model.time()))
 }
 
+/// A cloth between two animated mesh colliders: a platform rising under it and a wall sweeping
+/// across it, both with new frames every step, so that each step samples both meshes (on the
+/// pool's threads when there are several).
+fn between_two_meshes() -> Model {
+    let mut b = ModelBuilder::new(settings(60.0, 4, 4, [0.0, -9.81, 0.0]), Limits::default()).unwrap();
+    b.add_cloth(&xz_sheet([11, 11], [0.5, 0.5], [-0.25, 0.02, -0.25], 1e-6, 1e-5)).unwrap();
+    // Corner (u, v) ∈ {−1, 1}² of each quad at time t (s).
+    fn platform(u: f32, v: f32, t: f32) -> [f32; 3] {
+        [u, 0.2 * t, v]
+    }
+    fn wall(u: f32, v: f32, t: f32) -> [f32; 3] {
+        [-0.4 + 1.5 * t, 0.5 * u + 0.3, v]
+    }
+    let shapes: [(&str, fn(f32, f32, f32) -> [f32; 3]); 2] = [("platform", platform), ("wall", wall)];
+    for (name, corner) in shapes {
+        let frames = (0..=20)
+            .map(|k| {
+                let t = k as f32 / 60.0;
+                vec![corner(-1.0, -1.0, t), corner(1.0, -1.0, t), corner(-1.0, 1.0, t), corner(1.0, 1.0, t)]
+            })
+            .collect();
+        b.add_mesh_collider(&MeshColliderDesc {
+            name: name.into(),
+            triangles: vec![[0, 2, 1], [1, 2, 3]],
+            frames,
+            frame_interval: 1.0 / 60.0,
+            thickness: 0.01,
+            friction: friction(0.4),
+            ..MeshColliderDesc::default()
+        })
+        .unwrap();
+    }
+    b.build().unwrap()
+}
+
+/// Promise: with two animated meshes the steps are the same bits on 1, 2 and 3 threads, and the
+/// meshes touch the cloth (the wall pushes it: some particle moves more than 5 cm along +x).
+#[test]
+fn two_animated_meshes_give_the_same_bits_on_any_thread_count() {
+    let steps = 60;
+    let one = weft_testkit::models::bits_after(between_two_meshes, steps, KernelPath::Simd, 1);
+    for threads in [2, 3] {
+        let other = weft_testkit::models::bits_after(between_two_meshes, steps, KernelPath::Simd, threads);
+        assert!(one == other, "{threads} threads: the state differs");
+    }
+    let mut model = between_two_meshes();
+    let start = positions(&model);
+    for _ in 0..steps {
+        assert_eq!(one_step(&mut model).colliders.deep, Some(0));
+    }
+    let pushed = positions(&model).iter().zip(&start).map(|(p, q)| p[0] - q[0]).fold(f32::MIN, f32::max);
+    assert!(pushed > 0.05, "the wall moved the cloth only {pushed} m");
+}
+
 /// A moving mesh platform carries the cloth lying on it by friction, and only by friction.
 ///
 /// Promise: with `μ = 0.5` (static friction holds up to 4.9 m/s², the platform accelerates at 1

@@ -16,7 +16,8 @@
 //! In steady state a step allocates nothing on a pool of one thread: every buffer lives in the
 //! [`Stepper`] and keeps its capacity (`weft-kernels/tests/no_allocation_per_step.rs`). A larger pool is woken
 //! once per step by `rayon::broadcast`, which allocates its jobs, and an animated mesh collider
-//! samples a new pose every step.
+//! samples a new pose every step (several meshes on the pool's threads, one mesh per job, before
+//! the team starts).
 
 use std::sync::Arc;
 
@@ -207,8 +208,15 @@ impl Scratch {
         self.placed.extend(parts.colliders.iter().map(|c| c.placed(t0, t1)));
         refill(&mut self.collider_depth, len * self.placed.len(), 0.0);
         refill(&mut self.deep, particle_chunks(len), 0);
-        self.mesh_poses.clear();
-        self.mesh_poses.extend(parts.meshes.iter_mut().map(|m| m.prepare(t0, t1)));
+        // Several meshes are sampled on the pool's threads, one mesh per job (a pose depends on
+        // its mesh and the times alone, so the poses are the same on any thread).
+        if parts.meshes.len() > 1 && rayon::current_num_threads() > 1 {
+            use rayon::prelude::*;
+            parts.meshes.par_iter_mut().map(|m| m.prepare(t0, t1)).collect_into_vec(&mut self.mesh_poses);
+        } else {
+            self.mesh_poses.clear();
+            self.mesh_poses.extend(parts.meshes.iter_mut().map(|m| m.prepare(t0, t1)));
+        }
         let nm = parts.meshes.len();
         refill(&mut self.mesh_depth, len * nm, 0.0);
         self.mesh_contacts
