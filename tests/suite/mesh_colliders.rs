@@ -267,7 +267,8 @@ fn between_two_meshes() -> Model {
     fn wall(u: f32, v: f32, t: f32) -> [f32; 3] {
         [-0.4 + 1.5 * t, 0.5 * u + 0.3, v]
     }
-    let shapes: [(&str, fn(f32, f32, f32) -> [f32; 3]); 2] = [("platform", platform), ("wall", wall)];
+    type Corner = fn(f32, f32, f32) -> [f32; 3];
+    let shapes: [(&str, Corner); 2] = [("platform", platform), ("wall", wall)];
     for (name, corner) in shapes {
         let frames = (0..=20)
             .map(|k| {
