@@ -24,7 +24,7 @@
 //! A build enters `n` entries, numbered `0..n` by the caller: points ([`Grid::build_points`]),
 //! each listed in its cell, or boxes ([`Grid::build_boxes`]), each listed in every cell between
 //! the cells of its two corners. A box spanning more than a given number of cells is *big*:
-//! listed nowhere, it is part of every answer (a query's, or a pair with every other entry).
+//! listed nowhere, it is part of every answer.
 //! A box whose corners are reversed along some axis spans no cell and is listed nowhere.
 //!
 //! # Hashing and the counting sort
@@ -46,7 +46,7 @@
 //! # Queries and what they report
 //!
 //! Queries only read the grid, so any number of threads may run them at once. Each reports
-//! every entry (or pair) it stands for exactly once, in an order that depends on the entries and
+//! every entry it stands for exactly once, in an order that depends on the entries and
 //! the cell side alone (never on a thread count or on earlier builds):
 //!
 //! * [`Grid::near`]: the listings (by place, see [`Grid::entry_at`]) of the 27 cells around a
@@ -57,15 +57,9 @@
 //!   overlap of the two ranges of cells), then the big ones; [`Grid::in_box`] returns them
 //!   ascending. A box spanning more cells than the grid has listings answers every entry, `0..n`.
 //! * [`Grid::for_each_at`]: the entries listed in the cell of a point, then the big ones.
-//! * [`Grid::for_each_pair`] and [`Grid::for_each_big_pair`]: every pair of entries that share a
-//!   cell, as `(lower, higher)`, reported in the bucket of the first cell they share, so that
-//!   disjoint ranges of buckets can be searched in parallel (a [`Bucket`] hands its pairs by
-//!   place, for a user that gathers its data once per bucket); then every pair with a big entry.
 //!
 //! What a user keeps of an answer it decides with an exact test of its own (a distance, a box
 //! overlap), so its results never depend on the grid, only its cost does.
-
-use std::ops::Range;
 
 use crate::aabb::Aabb;
 
@@ -157,52 +151,6 @@ pub struct Grid {
     ranges: Vec<[Cell; 2]>,
     /// The listings by part during the sort of a large table.
     spare: Vec<Listing>,
-}
-
-/// The listings of one bucket of a [`Grid`], ascending entry: a user of
-/// [`Bucket::for_each_pair`] may gather what it needs of the entries once per bucket.
-#[derive(Debug, Clone, Copy)]
-pub struct Bucket<'a> {
-    listings: &'a [Listing],
-}
-
-impl Bucket<'_> {
-    /// Listings in the bucket.
-    pub fn len(&self) -> usize {
-        self.listings.len()
-    }
-
-    /// Whether the bucket holds no listing.
-    pub fn is_empty(&self) -> bool {
-        self.listings.is_empty()
-    }
-
-    /// The entry of listing `i` of the bucket.
-    #[inline]
-    pub fn entry(&self, i: usize) -> u32 {
-        self.listings[i].id()
-    }
-
-    /// The entries of the bucket's listings, in order.
-    pub fn entries(&self) -> impl Iterator<Item = u32> + '_ {
-        self.listings.iter().map(|l| l.id())
-    }
-
-    /// Calls `f(i, j)`, `i < j`, for the listings `i` and `j` of the bucket that are in one
-    /// cell and whose entries share no cell before it (module docs): `i` ascending, then `j`.
-    pub fn for_each_pair(&self, mut f: impl FnMut(usize, usize)) {
-        let listings = self.listings;
-        // Both listings cover the cell; it is their first shared cell when, along each axis, one
-        // of them starts there. Most buckets hold one cell: no need to compare cells there.
-        let one_cell = listings.iter().all(|l| l.cell == listings[0].cell);
-        for (i, s) in listings.iter().enumerate() {
-            for (j, t) in listings.iter().enumerate().skip(i + 1) {
-                if (s.starts() | t.starts()) == 0b111 && (one_cell || s.cell == t.cell) {
-                    f(i, j);
-                }
-            }
-        }
-    }
 }
 
 /// The cells in the range `r` (inclusive corners), `None` past `u64`.
@@ -477,37 +425,10 @@ impl Grid {
         self.big.iter().copied().for_each(&mut f);
     }
 
-    /// Buckets of the table, for splitting [`Grid::for_each_pair`].
-    pub fn bucket_count(&self) -> usize {
+    /// Buckets of the table.
+    #[cfg(test)]
+    fn bucket_count(&self) -> usize {
         self.start.len().saturating_sub(1)
-    }
-
-    /// The listings of bucket `b` (`0..bucket_count()`).
-    pub fn bucket_at(&self, b: usize) -> Bucket<'_> {
-        Bucket { listings: self.bucket_listings(b).1 }
-    }
-
-    /// Calls `f(a, b)`, `a < b`, for every pair of listed entries that share a cell and whose
-    /// first shared cell hashes into `buckets` (module docs): each such pair once over all the
-    /// buckets, bucket by bucket, in the order of [`Bucket::for_each_pair`] within one.
-    pub fn for_each_pair(&self, buckets: Range<usize>, mut f: impl FnMut(u32, u32)) {
-        for b in buckets {
-            let bucket = self.bucket_at(b);
-            bucket.for_each_pair(|i, j| f(bucket.entry(i), bucket.entry(j)));
-        }
-    }
-
-    /// Calls `f(a, b)`, `a < b`, for every pair of entries of which one at least is big, once:
-    /// by big entry ascending, then by the other ascending.
-    pub fn for_each_big_pair(&self, mut f: impl FnMut(u32, u32)) {
-        for &b in &self.big {
-            for e in 0..self.entries as u32 {
-                // A pair of two big entries is reported with the lower one.
-                if e != b && (e > b || self.big.binary_search(&e).is_err()) {
-                    f(e.min(b), e.max(b));
-                }
-            }
-        }
     }
 }
 
@@ -598,34 +519,6 @@ mod tests {
             for (k, other) in b.iter().enumerate() {
                 if other.overlaps(&Aabb::new(p, p)) {
                     assert!(at.contains(&(k as u32)), "{k} holds {p:?}");
-                }
-            }
-        }
-    }
-
-    #[test]
-    fn pairs_are_every_meeting_pair_once_whatever_the_split() {
-        let b = boxes(5, 800);
-        let mut grid = Grid::default();
-        // A larger build first: the next must not see its listings.
-        grid.build_boxes(0.05, 27, 1600, |k| b[k % 800].grown(0.01));
-        grid.build_boxes(0.1, 27, b.len(), |k| b[k]);
-        let mut pairs = Vec::new();
-        let table = grid.bucket_count();
-        for split in (0..table).step_by(37) {
-            let end = (split + 37).min(table);
-            grid.for_each_pair(split..end, |a, c| pairs.push((a, c)));
-        }
-        grid.for_each_big_pair(|a, c| pairs.push((a, c)));
-        assert!(pairs.iter().all(|(a, c)| a < c));
-        let n = pairs.len();
-        pairs.sort_unstable();
-        pairs.dedup();
-        assert_eq!(pairs.len(), n, "a pair reported twice");
-        for i in 0..b.len() {
-            for j in i + 1..b.len() {
-                if b[i].overlaps(&b[j]) {
-                    assert!(pairs.binary_search(&(i as u32, j as u32)).is_ok(), "{i} {j} missed");
                 }
             }
         }
