@@ -686,13 +686,7 @@ mod tests {
         // A fine crumpled sheet crossed by a coarse one whose triangles span several of the fine
         // cells, and a few long slivers across both: big triangles at three levels, searched by
         // columns of cells and by whole passes.
-        let mut seed = 0x9e37_79b9u32;
-        let mut rnd = || {
-            seed ^= seed << 13;
-            seed ^= seed >> 17;
-            seed ^= seed << 5;
-            (seed as f32 / u32::MAX as f32) - 0.5
-        };
+        let mut rnd = rng(0x9e37_79b9);
         let (fine, coarse) = (40u32, 6u32);
         let mut p: Vec<P> = (0..fine * fine)
             .map(|k| [(k % fine) as f32 * 0.05, 0.02 * rnd(), (k / fine) as f32 * 0.05 + 0.01 * rnd()])
@@ -733,13 +727,7 @@ mod tests {
     fn grid_matches_brute_force_on_a_crumpled_sheet() {
         // A 12 × 12 sheet crumpled by a deterministic pseudo-random displacement.
         let n = 12u32;
-        let mut seed = 0x2545_f491u32;
-        let mut rnd = || {
-            seed ^= seed << 13;
-            seed ^= seed >> 17;
-            seed ^= seed << 5;
-            (seed as f32 / u32::MAX as f32) - 0.5
-        };
+        let mut rnd = rng(0x2545_f491);
         let p: Vec<[f32; 3]> = (0..n * n)
             .map(|k| [(k % n) as f32 * 0.1 + 0.2 * rnd(), (k / n) as f32 * 0.1, 0.3 * rnd()])
             .collect();
@@ -754,6 +742,16 @@ mod tests {
             }
         }
         assert_eq!(intersecting_pairs(&p, &t), brute);
+    }
+
+    /// A small deterministic generator (xorshift) in `-0.5..0.5`.
+    fn rng(mut seed: u32) -> impl FnMut() -> f32 {
+        move || {
+            seed ^= seed << 13;
+            seed ^= seed >> 17;
+            seed ^= seed << 5;
+            (seed as f32 / u32::MAX as f32) - 0.5
+        }
     }
 
     /// The triangles of an `n × m` grid of particles (row-major), two per cell.
