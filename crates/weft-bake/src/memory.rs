@@ -207,16 +207,11 @@ fn stepper_bytes(model: &Model) -> u64 {
 /// through the bakes of the 256², 512² and 1024² comparison grids (about 6–9 % of their peaks).
 /// A no-op where the C library is not glibc.
 pub fn release_freed_heap() {
+    // SAFETY: `malloc_trim` takes no pointer and reads nothing of the caller's; it only
+    // releases pages of blocks that are free, each arena under its lock, so any thread may call
+    // it at any time, and no block in use moves or changes.
     #[cfg(all(target_os = "linux", target_env = "gnu"))]
-    {
-        unsafe extern "C" {
-            /// glibc: returns the free top of every arena and each free whole page inside them
-            /// to the system; `pad` bytes at the top are kept.
-            fn malloc_trim(pad: usize) -> std::ffi::c_int;
-        }
-        // SAFETY: `malloc_trim` takes no pointer and reads nothing of the caller's; it only
-        // releases pages of blocks that are free, each arena under its lock, so any thread may
-        // call it at any time, and no block in use moves or changes.
-        unsafe { malloc_trim(0) };
+    unsafe {
+        libc::malloc_trim(0);
     }
 }
