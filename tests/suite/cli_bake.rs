@@ -375,3 +375,46 @@ fn a_sweep_warns_of_thin_particle_contacts_once_per_warning() {
     assert_eq!(warnings.len(), 1, "{stderr}");
     assert!(warnings[0].contains("variant") && warnings[0].contains("self_thickness 0.004 m"), "{stderr}");
 }
+
+/// A cache whose writes fail part way through the frames (its temporary file is a link to
+/// `/dev/full`, so the first buffer of samples written to it fails with "no space"): the bake
+/// stops with one error line naming the cache, on the writer's thread or in line alike, and
+/// publishes nothing.
+#[cfg(target_os = "linux")]
+#[test]
+fn a_cache_that_fills_the_disk_mid_bake_stops_it_with_one_error_line_and_publishes_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let scene = dir.path().join("grid.toml");
+    // 64² particles: 48 KiB a sample, so the 1 MiB write buffer is first flushed after ~20 frames.
+    fs::write(
+        &scene,
+        "[simulation]\nfps = 60.0\nframes = 40\nsubsteps = 2\niterations = 1\n\n[[cloth]]\nname = \"grid\"\n\
+         grid = { resolution = [64, 64], size = [1.0, 1.0], plane = \"xz\" }\n\
+         pin_corners = [\"top-left\", \"top-right\"]\n",
+    )
+    .unwrap();
+    for threads in ["1", "2"] {
+        let out = dir.path().join(format!("out{threads}"));
+        fs::create_dir(&out).unwrap();
+        std::os::unix::fs::symlink("/dev/full", out.join("grid.pc2.partial")).unwrap();
+        let output = WEFT.run([
+            OsStr::new("bake"),
+            scene.as_ref(),
+            "--out".as_ref(),
+            out.as_ref(),
+            "-j".as_ref(),
+            threads.as_ref(),
+            "-q".as_ref(),
+        ]);
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert_eq!(output.status.code(), Some(1), "{threads} threads: {stderr}");
+        assert_eq!(stderr.lines().count(), 1, "{threads} threads: {stderr}");
+        assert!(stderr.starts_with("error: pc2 cache of cloth 'grid': "), "{threads} threads: {stderr}");
+        assert!(stderr.contains("No space left on device"), "{threads} threads: {stderr}");
+        let left: Vec<_> = fs::read_dir(&out)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        assert!(left.iter().all(|f| f != "grid.pc2" && f != "stats.csv"), "{threads} threads: {left:?}");
+    }
+}

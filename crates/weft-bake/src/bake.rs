@@ -16,7 +16,7 @@ use weft_kernels::StepStats;
 
 use crate::checkpointing::{self, CheckpointPolicy, Schedule};
 use crate::frame::FrameStepper;
-use crate::output::{FrameWriter, OpenCache, Output};
+use crate::output::{self, Frame, FrameWriter, OpenCache, Output};
 use crate::progress::Progress;
 use crate::stats::{Cadence, STATS_FILE, STATS_HEADER};
 use crate::{BakeError, BakeOptions, BakeReport, FrameStats};
@@ -129,15 +129,15 @@ fn run(
     Ok(report)
 }
 
-/// Opens every cache, writes sample 0, steps and writes every frame, then publishes the files.
+/// Opens every cache, steps every frame and writes it and sample 0, then publishes the files.
 /// Runs inside the bake's pool.
 ///
 /// The stages, each a method of [`Bake`] or [`FrameWriter`]: **open** the files (or resume from a
-/// checkpoint); then, frame by frame, **step** the frame (again, from its start, while it ends
-/// over the strain tolerance), take the output back from writing the frame before and **close**
-/// the frame (its positions to the output, the next frame's count, progress), **emit** it (to
-/// the output's thread, or written in line) and write a **checkpoint** when one is due (or the
-/// bake is asked to stop: [`Progress::should_stop`]); then **publish** the files.
+/// checkpoint) and hand sample 0 to the writer; then, frame by frame, **step** the frame (again,
+/// from its start, while it ends over the strain tolerance), **close** it (its positions copied
+/// into a buffer of the writer's, progress), **emit** it (to the writer's thread, or written in
+/// line) and write a **checkpoint** when one is due (or the bake is asked to stop:
+/// [`Progress::should_stop`]), the writer settled first; then **publish** the files.
 fn frames(
     model: &mut Model,
     options: &BakeOptions,
@@ -147,20 +147,24 @@ fn frames(
     let cloths: Vec<ClothInfo> = bake.model.cloths().iter().map(written_part).collect();
     let frame_started = Instant::now();
     progress.start(bake.settings.frames, bake.model.settings().substeps);
-    // Each frame's rows and samples are written on a thread of their own while the next frame
-    // steps (see `crate::output`); the output comes back before the next frame is handed over.
-    let (output, per_frame) = std::thread::scope(|scope| {
-        let mut writer = FrameWriter::new(scope, &cloths, output);
+    // Each frame is written on a thread of its own while the next ones step (see
+    // `crate::output`); it is settled before a checkpoint and after the last frame.
+    let threads = rayon::current_num_threads();
+    let (output, per_frame, start_intersections) = std::thread::scope(|scope| {
+        let mut writer = FrameWriter::new(scope, &cloths, output, threads)?;
+        if bake.first_frame == 1 {
+            let mut positions = writer.buffer()?;
+            output::capture(bake.model, &mut positions);
+            writer.emit(Frame::start(positions))?;
+        }
         for frame in bake.first_frame..=bake.settings.frames {
             let stepped = bake.step_frame(frame);
-            let mut out = writer.take_back()?;
-            bake.close_frame(frame, &stepped, &mut out, progress);
+            let positions = writer.buffer()?;
+            let frame_out = bake.close_frame(frame, stepped, positions, progress);
+            writer.emit(frame_out)?;
             let stop = frame < bake.settings.frames && progress.should_stop();
-            let due = bake.schedule.due(frame, bake.settings.frames) || (stop && bake.checkpointing);
-            if let Some(out) = writer.emit(out, stepped.row, stepped.measured, due)?
-                && due
-            {
-                bake.checkpoint(frame, out)?;
+            if bake.schedule.due(frame, bake.settings.frames) || (stop && bake.checkpointing) {
+                bake.checkpoint(frame, writer.settle()?)?;
             }
             if stop {
                 return Err(bake.stop(frame, writer));
@@ -171,7 +175,7 @@ fn frames(
     progress.finish();
     let frame_time = frame_started.elapsed();
     let files = publish(output, &options.out_dir.join(CHECKPOINT_FILE))?;
-    Ok(bake.report(per_frame, files, frame_time))
+    Ok(bake.report(per_frame, start_intersections, files, frame_time))
 }
 
 /// What the output reads of `cloth` while the model steps (a copy, since the model is borrowed
@@ -201,8 +205,6 @@ struct Bake<'a> {
     /// The first frame this run steps: 1, or the one after the checkpoint it resumed from.
     first_frame: u32,
     resume_note: Option<String>,
-    /// Intersecting pairs in the initial state (`None` for a resumed bake).
-    start_intersections: Option<u64>,
     /// Steps the frames, with one stepper for the whole bake (its buffers kept from step to
     /// step); measures the largest stretch, for the tolerance and the row (the output counts the
     /// intersections).
@@ -215,17 +217,20 @@ struct Bake<'a> {
     totals: StepStats,
 }
 
-/// A frame stepped: its row (the intersections not yet counted), whether it is measured fully,
-/// and the time steps it took, tries stepped again included.
+/// A frame stepped: its row (the intersections not yet counted, the stretch not yet measured
+/// unless baking to a tolerance), whether it is measured fully and whether its stretch is, and the
+/// time steps it took, tries stepped again included.
 struct Stepped {
     row: FrameStats,
     measured: bool,
+    stretch_measured: bool,
     steps: u64,
 }
 
 impl<'a> Bake<'a> {
     /// Stage **open**: goes on from a checkpoint of this bake, if asked and there is one, else
-    /// creates every file afresh and writes sample 0; returns the bake and its output.
+    /// creates every file afresh (sample 0 is the first frame the output writes); returns the
+    /// bake and its output.
     fn open(model: &'a mut Model, options: &'a BakeOptions) -> Result<(Self, Output), BakeError> {
         let settings = model.settings().clone();
         let formats = options.effective_formats();
@@ -236,18 +241,7 @@ impl<'a> Bake<'a> {
         };
         let opened = open_or_resume(model, options, &formats, fingerprint)?;
         let first_frame = opened.first_frame;
-        // Frames are written beside the solver when it leaves a core free (see `crate::output`).
-        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-        let beside = rayon::current_num_threads() < cores;
-        let mut output = Output::new(model, opened.caches, opened.stats, beside)?;
-        // The initial state's intersections are counted by the output's measure, whose buffers
-        // the frames reuse: the stepper's measure never counts them, and so never holds them.
-        let mut start_intersections = None;
-        if first_frame == 1 {
-            output.capture(model);
-            output.write_samples(model.cloths())?;
-            start_intersections = Some(output.intersections());
-        }
+        let output = Output::new(model, opened.caches, opened.stats);
         let frames = FrameStepper::new(model, options.kernel);
         let bake = Bake {
             options,
@@ -256,7 +250,6 @@ impl<'a> Bake<'a> {
             fingerprint,
             first_frame,
             resume_note: opened.resume_note,
-            start_intersections,
             frames,
             cadence: Cadence::new(options.stats, opened.stats_since),
             schedule: Schedule::new(options.checkpoints),
@@ -281,17 +274,24 @@ impl<'a> Bake<'a> {
         self.redone_steps += f.steps - f.substeps as u64;
         self.totals.accumulate(&f.stats);
         let time = frame as f64 / self.settings.fps;
-        let (substeps, max_stretch) = (f.substeps, f.max_stretch);
+        let (substeps, max_stretch) = (f.substeps, f.max_stretch.unwrap_or_default());
         let row = FrameStats { frame, time, substeps, step: f.stats, intersections: None, max_stretch };
-        Stepped { row, measured: f.measured, steps: f.steps }
+        Stepped { row, measured: f.measured, stretch_measured: f.max_stretch.is_some(), steps: f.steps }
     }
 
-    /// Stage **close**: after `frame` was stepped, its positions to `out` (back from writing the
-    /// frame before), and the progress calls.
-    fn close_frame(&mut self, frame: u32, stepped: &Stepped, out: &mut Output, progress: &mut dyn Progress) {
-        out.capture(self.model);
+    /// Stage **close**: after `frame` was stepped, its positions copied into `positions` (a buffer
+    /// of the writer's), and the progress calls; returns what the output writes of it.
+    fn close_frame(
+        &mut self,
+        frame: u32,
+        stepped: Stepped,
+        mut positions: Vec<[f32; 3]>,
+        progress: &mut dyn Progress,
+    ) -> Frame {
+        output::capture(self.model, &mut positions);
         progress.frame_steps(frame, stepped.steps, stepped.row.substeps);
         progress.frame_done(frame);
+        Frame::after(positions, stepped.row, stepped.measured, stepped.stretch_measured)
     }
 
     /// Stops the bake after `frame`, asked to by its progress: with a checkpoint written after
@@ -300,15 +300,15 @@ impl<'a> Bake<'a> {
     fn stop(&self, frame: u32, writer: FrameWriter<'_, '_>) -> BakeError {
         let checkpoint = self.checkpointing.then(|| self.options.out_dir.join(CHECKPOINT_FILE));
         match writer.finish() {
-            Ok((output, _)) if checkpoint.is_some() => output.suspend(),
+            Ok((output, ..)) if checkpoint.is_some() => output.suspend(),
             Ok(_) => {}
             Err(e) => return e,
         }
         BakeError::Stopped { frame, checkpoint }
     }
 
-    /// Stage **checkpoint**, after `frame` was written in line to `out`: every file flushed and
-    /// synced, then the state and where each file stands recorded (see [`checkpointing`]).
+    /// Stage **checkpoint**, after `frame` was written to `out` (the writer settled): every file
+    /// flushed and synced, then the state and where each file stands recorded (see [`checkpointing`]).
     fn checkpoint(&self, frame: u32, out: &mut Output) -> Result<(), BakeError> {
         let mut checkpoint =
             checkpointing::capture(self.model, self.fingerprint, frame, self.cadence.since());
@@ -328,7 +328,13 @@ impl<'a> Bake<'a> {
     }
 
     /// What the bake did, once its files are published.
-    fn report(self, per_frame: Vec<FrameStats>, files: Vec<PathBuf>, frame_time: Duration) -> BakeReport {
+    fn report(
+        self,
+        per_frame: Vec<FrameStats>,
+        start_intersections: Option<u64>,
+        files: Vec<PathBuf>,
+        frame_time: Duration,
+    ) -> BakeReport {
         let (model, settings) = (&*self.model, &self.settings);
         let report = model.report();
         BakeReport {
@@ -345,7 +351,7 @@ impl<'a> Bake<'a> {
             dropped_at_build: report.dropped_pinned,
             totals: StepStats { dropped_at_build: report.dropped_pinned, ..self.totals },
             per_frame,
-            start_intersections: self.start_intersections,
+            start_intersections,
             threads: rayon::current_num_threads(),
             kernel: self.options.kernel,
             files,

@@ -1,5 +1,6 @@
 //! One frame of a bake: [`FrameStepper`] takes its time steps, and, baking to a strain
-//! tolerance, steps it again from its start at twice the count while it ends over the tolerance.
+//! tolerance, measures the largest stretch after them and steps it again from its start at twice
+//! the count while it ends over the tolerance.
 //!
 //! [`bake`](crate::bake) steps every frame with one; a program that steps a model frame by frame
 //! itself (the Python module's `Simulation`), reading its state between frames, steps it with one
@@ -11,13 +12,14 @@ use weft_kernels::{KernelPath, StepOptions, StepStats, Stepper};
 use crate::checkpointing::Snapshot;
 use crate::stats::Quality;
 
-/// Steps a model frame by frame as a bake does: one [`Stepper`] kept for every frame, the largest
-/// stretch measured after each, and, baking to a strain tolerance (see the [crate
-/// docs](crate)), each frame's substep count chosen.
+/// Steps a model frame by frame as a bake does: one [`Stepper`] kept for every frame, and, baking
+/// to a strain tolerance (see the [crate docs](crate)), the largest stretch measured after each
+/// and each frame's substep count chosen.
 pub struct FrameStepper {
     stepper: Stepper,
     kernel: KernelPath,
-    quality: Quality,
+    /// The largest stretch's measure, made the first time a frame is baked to a tolerance.
+    quality: Option<Quality>,
     /// Baking to a strain tolerance: the start of a frame that may be stepped again.
     snapshot: Snapshot,
 }
@@ -35,8 +37,10 @@ pub struct SteppedFrame {
     pub stats: StepStats,
     /// Whether its residual was measured (the `measure` answer for the kept try).
     pub measured: bool,
-    /// The largest stretch of a stretch edge after the frame: `|x_a − x_b|/L − 1`.
-    pub max_stretch: f32,
+    /// Baking to a strain tolerance, the largest stretch of a stretch edge after the frame:
+    /// `|x_a − x_b|/L − 1`; `None` otherwise (a bake measures it from the positions it writes,
+    /// off the solver's path).
+    pub max_stretch: Option<f32>,
 }
 
 impl FrameStepper {
@@ -45,15 +49,9 @@ impl FrameStepper {
         FrameStepper {
             stepper: Stepper::new(StepOptions { path: kernel, residual: false }),
             kernel,
-            quality: Quality::new(model),
+            quality: model.settings().tolerance.map(|_| Quality::new(model)),
             snapshot: Snapshot::default(),
         }
-    }
-
-    /// The quality measure of the model this stepper was made for (the intersecting triangle
-    /// pairs, the largest stretch).
-    pub fn quality(&mut self) -> &mut Quality {
-        &mut self.quality
     }
 
     /// Steps `model` by one frame (see [`FrameStepper::step_frame_with`]), without moving
@@ -91,9 +89,10 @@ impl FrameStepper {
             }
             let stats = self.step_substeps(model, substeps, measured, before_step);
             steps += substeps as u64;
-            let max_stretch = self.quality.max_stretch(model);
+            let max_stretch =
+                tolerance.map(|_| self.quality.get_or_insert_with(|| Quality::new(model)).max_stretch(model));
             if let Some(t) = tolerance.filter(|_| may_redo)
-                && max_stretch > t.max_strain
+                && max_stretch.is_some_and(|s| s > t.max_strain)
             {
                 // Over the tolerance with steps to spare: again from the start, twice the count.
                 self.snapshot.put_back(model);
@@ -103,9 +102,9 @@ impl FrameStepper {
             break (stats, max_stretch, measured);
         };
         let substeps = model.settings().substeps;
-        if let Some(t) = tolerance {
+        if let (Some(t), Some(stretch)) = (tolerance, max_stretch) {
             // What the next frame starts with (and a checkpoint after this frame records).
-            set_substeps(model, next_substeps(&t, substeps, max_stretch));
+            set_substeps(model, next_substeps(&t, substeps, stretch));
         }
         SteppedFrame { substeps, steps, stats, measured, max_stretch }
     }

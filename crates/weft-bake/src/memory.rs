@@ -155,7 +155,8 @@ fn measure_bytes(model: &Model) -> u64 {
         + model.report().stretch as u64 * (size_of::<[u32; 2]>() + size_of::<f32>()) as u64
 }
 
-/// What writing the frames holds, in bytes: the copy of the positions written, a cloth's sample
+/// What writing the frames holds, in bytes: the copies of the positions handed to the writer
+/// (`weft_bake`'s output keeps up to three), a cloth's sample
 /// (the largest), per cache (`caches` of each cloth) its bytes of a sample (PC2) and its write
 /// buffer ([`weft_io::WRITE_BUFFER`]), the write buffer of `stats.csv`, the quality measure
 /// counting the intersections with the count's buffer, and for a cloth with a render mesh its
@@ -172,7 +173,7 @@ fn output_bytes(model: &Model, caches: usize) -> u64 {
     let files = (model.cloths().len() * caches) as u64;
     let normals: u64 =
         model.cloths().iter().filter(|c| c.render.is_some()).map(|c| c.particles.len() as u64).sum();
-    model.particles().len() as u64 * point
+    crate::output::BUFFERS as u64 * model.particles().len() as u64 * point
         + sample * point
         + cache_points * point
         + files * weft_io::WRITE_BUFFER as u64
@@ -182,19 +183,22 @@ fn output_bytes(model: &Model, caches: usize) -> u64 {
         + normals * (point + size_of::<[f64; 3]>() as u64)
 }
 
-/// What stepping the frames holds, in bytes: the quality measure beside the solver with its copy
-/// of the positions; per particle the step's displacement and the self-collision search's
-/// predicted position (16 B each, the latter kept even when no particle takes part), the wind's
-/// force with aerodynamic triangles (16 B) and a push per collider (4 B each); the self-collision
-/// search per member; and, baking to a tolerance, the snapshot a frame is stepped again from.
+/// What stepping the frames holds, in bytes: per particle the step's displacement and the
+/// self-collision search's predicted position (16 B each, the latter kept even when no particle
+/// takes part), the wind's force with aerodynamic triangles (16 B) and a push per collider (4 B
+/// each); the self-collision search per member; and, baking to a tolerance, the snapshot a frame
+/// is stepped again from and the measure of its stretch with its copy of the positions.
 fn stepper_bytes(model: &Model) -> u64 {
     let record = (RECORD * size_of::<f32>()) as u64;
     let particles = model.particles().len() as u64;
     let wind = if model.aero().triangles.is_empty() { 0 } else { record };
     let colliders = (model.colliders().len() + model.report().mesh_colliders) as u64;
-    let snapshot = if model.settings().tolerance.is_some() { 3 * record } else { 0 };
-    measure_bytes(model)
-        + particles * (size_of::<[f32; 3]>() as u64 + 2 * record + wind + colliders * 4 + snapshot)
+    let tolerance = match model.settings().tolerance {
+        Some(_) => measure_bytes(model) + particles * (3 * record + size_of::<[f32; 3]>() as u64),
+        None => 0,
+    };
+    tolerance
+        + particles * (2 * record + wind + colliders * 4)
         + model.self_collision().members().len() as u64 * SELF_COLLISION_BYTES_PER_MEMBER
 }
 

@@ -1,21 +1,31 @@
-//! What a bake writes after each frame, off the solver's path: [`Output`].
+//! What a bake writes after each frame, off the solver's path: [`Output`], fed by a
+//! [`FrameWriter`].
 //!
-//! After a frame the bake copies the particle positions into its [`Output`]. When the machine has
-//! a core the solver's threads leave free, it hands the output to a thread of its own, which
-//! counts the intersecting triangle pairs, writes the `stats.csv` row and writes every cache's
-//! sample while the solver steps the next frame; otherwise (the solver on every core) it writes
-//! in line, counting on the solver's threads. The bake takes the `Output` back before it hands
-//! over the next frame, so rows and samples are written in frame order, and before a checkpoint,
-//! which records what the files hold; between frames a [`FrameWriter`] holds it (parked, or on
-//! the thread writing the last frame). Every figure comes from the copied positions, so the files
-//! are the same bytes either way.
+//! After a frame the bake copies the particle positions into a buffer and hands it to its
+//! [`FrameWriter`] as a [`Frame`]. When the machine has more than one core, one thread of its own
+//! writes the frames it is handed, in order: it measures the largest stretch (unless the stepper
+//! measured it, baking to a strain tolerance), counts the intersecting triangle pairs on the
+//! frames measured fully, writes the `stats.csv` row and every cache's sample, and hands the
+//! buffer back. The solver runs up to [`BUFFERS`] − 1 frames ahead of it, so that a frame whose
+//! count takes longer than a frame's steps does not hold the solver up. The writer is settled
+//! (every frame handed to it written, the output back on the bake's thread) before a
+//! checkpoint, which records what the files hold, and after the last frame. On a machine of one
+//! core the frames are written in line. Every figure comes from the copied positions, so the
+//! files are the same bytes either way, and the same for any thread count.
 //!
-//! Measured (ms per frame, medians of three interleaved rounds, 2-core machine; a 5-substep
-//! × 1-iteration rigid grid, PC2 written): 128² on one thread 22.4 in line, 14.7 on a thread of
-//! its own; 64² 4.7 and 3.6. With the solver on both cores a thread of its own made the 128² bake
-//! slower (15.9 against 19.0): the count then takes a core from the solver, and runs on one
-//! thread instead of two.
+//! Where the solver leaves a core free, the writing thread counts on a pool of one thread of its
+//! own; where the solver takes every core, the count runs on the solver's threads, in line,
+//! before the frame is handed over (counted on one thread beside a solver on every core, the
+//! count would take a core from it for the whole count and run at half the speed). The writes,
+//! copies into the system's file cache, stay on the writing thread either way: a solver thread
+//! waiting at a barrier leaves it the time.
+//!
+//! Measured (`weft bench --only bake`, ms per frame, medians of interleaved rounds, 2-core
+//! machine; 5-substep × 1-iteration rigid grids, PC2 written): see docs/performance.md, "Where a
+//! bake's time goes".
 
+use std::sync::Arc;
+use std::sync::mpsc::{Receiver, Sender, SyncSender, channel, sync_channel};
 use std::thread::{Scope, ScopedJoinHandle};
 
 use weft_core::Model;
@@ -25,6 +35,13 @@ use weft_io::{CacheFormat, CacheWriter, StagedFile};
 
 use crate::stats::{Quality, stats_row};
 use crate::{BakeError, FrameStats};
+
+/// Position buffers a bake holds: the frame being captured and those handed to the writer and
+/// not yet written. The solver runs at most `BUFFERS − 1` frames ahead of the writer.
+pub(crate) const BUFFERS: usize = 3;
+
+/// A point in m.
+type P = [f32; 3];
 
 /// One open cache: the cloth it belongs to (index into the model's cloths), whether it holds the
 /// cloth's render mesh (else its particles), its name and its writer.
@@ -36,6 +53,40 @@ pub(crate) struct OpenCache {
     pub(crate) writer: Box<dyn CacheWriter>,
 }
 
+/// What the output writes of one state of the model.
+pub(crate) struct Frame {
+    /// The particle positions, m (a copy: the model steps on).
+    positions: Vec<P>,
+    /// The frame's `stats.csv` row, its intersections not yet counted; `None` for the initial
+    /// state (sample 0), which has no row.
+    row: Option<FrameStats>,
+    /// Whether to count the intersecting triangle pairs.
+    count: bool,
+    /// Whether the row's largest stretch is still to be measured (the stepper measures it only
+    /// baking to a strain tolerance).
+    stretch: bool,
+}
+
+impl Frame {
+    /// The state after a frame: its row, counted when `measured`, and its largest stretch
+    /// measured here unless `stretch_measured`.
+    pub(crate) fn after(positions: Vec<P>, row: FrameStats, measured: bool, stretch_measured: bool) -> Self {
+        Frame { positions, row: Some(row), count: measured, stretch: !stretch_measured }
+    }
+
+    /// The initial state: sample 0, its intersections counted (the report's
+    /// `start_intersections`).
+    pub(crate) fn start(positions: Vec<P>) -> Self {
+        Frame { positions, row: None, count: true, stretch: false }
+    }
+}
+
+/// Copies `model`'s particle positions into `buffer`.
+pub(crate) fn capture(model: &Model, buffer: &mut Vec<P>) {
+    buffer.clear();
+    buffer.extend(model.particles().positions().iter().map(|p| [p[0], p[1], p[2]]));
+}
+
 /// The files of a bake and what it needs to fill them from a frame's positions.
 pub(crate) struct Output {
     /// Every cache, in the order the samples are written.
@@ -43,47 +94,24 @@ pub(crate) struct Output {
     /// `stats.csv`.
     pub(crate) stats: StagedFile,
     quality: Quality,
-    /// The particle positions of the frame being written, m.
-    positions: Vec<[f32; 3]>,
     /// One cloth's positions (its particles', or its render mesh's), reused from cache to cache.
-    sample: Vec<[f32; 3]>,
+    sample: Vec<P>,
     /// The vertex normals of a cloth with a render mesh, to place it, and their sums.
-    normals: Vec<[f32; 3]>,
+    normals: Vec<P>,
     normal_sums: Vec<[f64; 3]>,
-    /// Written on a thread of its own: one thread for the intersection count's parallel passes,
-    /// so that they never take the solver's threads. `None`: written in line, counted on the
-    /// solver's threads.
-    pool: Option<rayon::ThreadPool>,
 }
 
 impl Output {
-    /// The output of a bake of `model` into `caches` and `stats`, written on a thread of its own
-    /// when `beside` (see [`Output::beside`]).
-    pub(crate) fn new(
-        model: &Model,
-        caches: Vec<OpenCache>,
-        stats: StagedFile,
-        beside: bool,
-    ) -> Result<Self, BakeError> {
-        let pool = beside
-            .then(|| {
-                rayon::ThreadPoolBuilder::new()
-                    .num_threads(1)
-                    .thread_name(|_| "weft-output".to_string())
-                    .build()
-                    .map_err(|source| BakeError::ThreadPool { threads: 1, source })
-            })
-            .transpose()?;
-        Ok(Output {
+    /// The output of a bake of `model` into `caches` and `stats`.
+    pub(crate) fn new(model: &Model, caches: Vec<OpenCache>, stats: StagedFile) -> Self {
+        Output {
             caches,
             stats,
             quality: Quality::new(model),
-            positions: Vec::new(),
             sample: Vec::new(),
             normals: Vec::new(),
             normal_sums: Vec::new(),
-            pool,
-        })
+        }
     }
 
     /// Stops writing, leaving every temporary file as it stands for a resumed bake (see
@@ -95,63 +123,55 @@ impl Output {
         self.stats.suspend();
     }
 
-    /// Whether frames are written on a thread of their own, beside the solver.
-    pub(crate) fn beside(&self) -> bool {
-        self.pool.is_some()
+    /// Counts `frame`'s intersecting pairs if asked, on the current pool, and takes the ask off
+    /// the frame: in line, on the solver's threads.
+    fn count_now(&mut self, frame: &mut Frame) -> Option<u64> {
+        std::mem::take(&mut frame.count).then(|| self.quality.intersections(&frame.positions))
     }
 
-    /// Copies `model`'s particle positions: what [`Output::write_frame`] and
-    /// [`Output::write_samples`] write next.
-    pub(crate) fn capture(&mut self, model: &Model) {
-        self.positions.clear();
-        self.positions.extend(model.particles().positions().iter().map(|p| [p[0], p[1], p[2]]));
-    }
-
-    /// The intersecting triangle pairs of the captured positions, counted on the current pool.
-    pub(crate) fn intersections(&mut self) -> u64 {
-        self.quality.intersections(&self.positions)
-    }
-
-    /// Counts the intersecting triangle pairs of the captured positions into `row` if `count`,
-    /// writes the row to `stats.csv` and the positions to every cache; returns the row.
-    pub(crate) fn write_frame(
+    /// Writes `frame`, its passes on the current pool: its row, with the stretch and the count filled in where they are still to
+    /// be measured (`counted`, if already counted), to `stats.csv`, and its positions to every
+    /// cache. Returns the row, or for the initial state its count.
+    fn write(
         &mut self,
-        mut row: FrameStats,
-        count: bool,
+        frame: &Frame,
+        counted: Option<u64>,
         cloths: &[ClothInfo],
-    ) -> Result<FrameStats, BakeError> {
-        let (quality, positions) = (&mut self.quality, &self.positions);
-        row.intersections = count.then(|| match &self.pool {
-            Some(pool) => pool.install(|| quality.intersections(positions)),
-            None => quality.intersections(positions),
-        });
-        let path = self.stats.target().to_path_buf();
-        self.stats.write(stats_row(&row).as_bytes()).map_err(|source| BakeError::File { path, source })?;
-        self.write_samples(cloths)?;
-        Ok(row)
+    ) -> Result<Written, BakeError> {
+        let positions = &frame.positions;
+        let intersections = frame.count.then(|| self.quality.intersections(positions)).or(counted);
+        let max_stretch = frame.stretch.then(|| self.quality.stretch(positions));
+        let written = match frame.row {
+            None => Written::Start(intersections),
+            Some(mut row) => {
+                row.intersections = intersections;
+                row.max_stretch = max_stretch.unwrap_or(row.max_stretch);
+                let path = self.stats.target().to_path_buf();
+                self.stats
+                    .write(stats_row(&row).as_bytes())
+                    .map_err(|source| BakeError::File { path, source })?;
+                Written::Row(row)
+            }
+        };
+        self.write_samples(positions, cloths)?;
+        Ok(written)
     }
 
-    /// Writes the captured positions to every cache: one sample.
-    /// A cloth's render mesh is placed on its particles here (see `weft_core::binding`), in
-    /// parallel on the output's thread or the solver's.
-    pub(crate) fn write_samples(&mut self, cloths: &[ClothInfo]) -> Result<(), BakeError> {
+    /// Writes `positions` to every cache: one sample. A cloth's render mesh is placed on its
+    /// particles here (see `weft_core::binding`), in parallel on the current pool.
+    fn write_samples(&mut self, positions: &[P], cloths: &[ClothInfo]) -> Result<(), BakeError> {
         let mut filled = None;
         for cache in self.caches.iter_mut() {
             let cloth = &cloths[cache.cloth];
             if filled != Some((cache.cloth, cache.render)) {
-                let particles = &self.positions[cloth.particles.clone()];
+                let particles = &positions[cloth.particles.clone()];
                 self.sample.clear();
                 match cloth.render.as_ref().filter(|_| cache.render) {
                     None => self.sample.extend_from_slice(particles),
                     Some(render) => {
                         vertex_normals(particles, &cloth.polygons, &mut self.normal_sums, &mut self.normals);
                         self.sample.resize(render.binding.len(), [0.0; 3]);
-                        let (normals, sample) = (&self.normals, &mut self.sample);
-                        let mut place = || render.binding.place(particles, &cloth.triangles, normals, sample);
-                        match &self.pool {
-                            Some(pool) => pool.install(place),
-                            None => place(),
-                        }
+                        render.binding.place(particles, &cloth.triangles, &self.normals, &mut self.sample);
                     }
                 }
                 filled = Some((cache.cloth, cache.render));
@@ -166,70 +186,193 @@ impl Output {
     }
 }
 
-/// An [`Output`] back from writing a frame, with the frame's row or the error that stopped it.
-type Written = (Output, Result<FrameStats, BakeError>);
+/// What writing a [`Frame`] gave: the row of a frame, or the count of the initial state.
+enum Written {
+    Row(FrameStats),
+    Start(Option<u64>),
+}
 
-/// Where a bake's [`Output`] is while the frames are baked: parked here, or on the thread of
-/// `scope` writing the last frame; and the rows of the frames written so far.
+/// What the output has written: the rows of the frames in frame order, and the initial state's
+/// count.
+#[derive(Default)]
+struct Rows {
+    rows: Vec<FrameStats>,
+    start: Option<u64>,
+}
+
+impl Rows {
+    fn record(&mut self, written: Written) {
+        match written {
+            Written::Row(row) => self.rows.push(row),
+            Written::Start(count) => self.start = count,
+        }
+    }
+}
+
+/// The writing thread at work: where it is handed frames and hands their buffers back, and what
+/// it returns when its frames run out (the output, the rows it wrote, and the error that
+/// stopped it, if one did).
+struct Writing<'scope> {
+    frames: SyncSender<(Frame, Option<u64>)>,
+    buffers: Receiver<Vec<P>>,
+    handle: ScopedJoinHandle<'scope, (Output, Rows, Result<(), BakeError>)>,
+}
+
+/// The body of the writing thread: writes every frame it is handed, in order, recording what each
+/// gave after `rows` (the bake's, handed over and back, never copied), and hands each buffer
+/// back, until the frames run out or a write fails.
+fn serve(
+    mut output: Output,
+    mut rows: Rows,
+    frames: Receiver<(Frame, Option<u64>)>,
+    buffers: Sender<Vec<P>>,
+    cloths: &[ClothInfo],
+) -> (Output, Rows, Result<(), BakeError>) {
+    for (frame, counted) in frames {
+        match output.write(&frame, counted, cloths) {
+            Ok(written) => rows.record(written),
+            Err(e) => return (output, rows, Err(e)),
+        }
+        // The bake may be settling and no longer take buffers back: nothing is lost.
+        let _ = buffers.send(frame.positions);
+    }
+    (output, rows, Ok(()))
+}
+
+/// Hands a bake's frames to its [`Output`]: to a thread of `scope` writing them while the next
+/// frames step (see the [module docs](self)), or, on a machine of one core, written in line.
 pub(crate) struct FrameWriter<'scope, 'env> {
     scope: &'scope Scope<'scope, 'env>,
     cloths: &'scope [ClothInfo],
-    writing: Option<ScopedJoinHandle<'scope, Written>>,
+    /// The pool of one thread that writes frames beside the solver (`None`: written in line).
+    pool: Option<Arc<rayon::ThreadPool>>,
+    /// Whether the count runs on that thread (else on the solver's, in line).
+    count_beside: bool,
+    /// The output when no thread is writing.
     parked: Option<Output>,
-    /// One row per frame written, in frame order (grown as frames are baked, never reserved up
-    /// front from a count in the scene).
-    rows: Vec<FrameStats>,
+    /// The thread writing, while frames are handed to it.
+    writing: Option<Writing<'scope>>,
+    /// Position buffers not in use, and how many there are in all.
+    spare: Vec<Vec<P>>,
+    buffers: usize,
+    /// What the frames written so far gave (grown as frames are baked, never reserved up front
+    /// from a count in the scene; on the writing thread while it runs).
+    rows: Rows,
 }
 
 impl<'scope, 'env> FrameWriter<'scope, 'env> {
-    /// `output`, parked, writing the caches of `cloths` on threads of `scope`.
+    /// `output`, parked, writing the caches of `cloths`: on a thread of `scope` beside a solver
+    /// of `threads` threads when the machine has more than one core, counting there when the
+    /// solver leaves a core free (see the [module docs](self)).
     pub(crate) fn new(
         scope: &'scope Scope<'scope, 'env>,
         cloths: &'scope [ClothInfo],
         output: Output,
-    ) -> Self {
-        FrameWriter { scope, cloths, writing: None, parked: Some(output), rows: Vec::new() }
+        threads: usize,
+    ) -> Result<Self, BakeError> {
+        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+        let pool = (cores > 1)
+            .then(|| {
+                rayon::ThreadPoolBuilder::new()
+                    .num_threads(1)
+                    .thread_name(|_| "weft-output".to_string())
+                    .build()
+                    .map_err(|source| BakeError::ThreadPool { threads: 1, source })
+            })
+            .transpose()?;
+        Ok(FrameWriter {
+            scope,
+            cloths,
+            pool: pool.map(Arc::new),
+            count_beside: threads < cores,
+            parked: Some(output),
+            writing: None,
+            spare: Vec::new(),
+            buffers: 0,
+            rows: Rows::default(),
+        })
     }
 
-    /// The output, back from the thread writing the last frame (its row recorded), or from where
-    /// it was parked when no frame is being written.
-    pub(crate) fn take_back(&mut self) -> Result<Output, BakeError> {
-        match self.writing.take() {
-            Some(handle) => {
-                let (output, row) = handle.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic));
-                self.rows.push(row?);
-                Ok(output)
+    /// A buffer for the next frame's positions: a spare one, a new one while there are fewer
+    /// than [`BUFFERS`], else the first the writing thread hands back (waiting for it).
+    pub(crate) fn buffer(&mut self) -> Result<Vec<P>, BakeError> {
+        if let Some(writing) = &self.writing {
+            self.spare.extend(writing.buffers.try_iter());
+        }
+        if let Some(buffer) = self.spare.pop() {
+            return Ok(buffer);
+        }
+        if self.buffers < BUFFERS {
+            self.buffers += 1;
+            return Ok(Vec::new());
+        }
+        match self.writing.as_ref().map(|w| w.buffers.recv()) {
+            Some(Ok(buffer)) => Ok(buffer),
+            // The thread stopped on an error (its buffers come back with the output).
+            _ => {
+                self.settle()?;
+                Ok(self.spare.pop().expect("every buffer is back once the writer is settled"))
             }
-            None => Ok(self.parked.take().expect("the output is parked when no frame is being written")),
         }
     }
 
-    /// Stage **emit**: writes `row` (its intersections counted if `measured`) and the positions
-    /// `out` captured: on a thread of its own while the next frame steps when `out` has one and
-    /// not `in_line`; else here, and then returns the output, parked (a checkpoint records what
-    /// its files hold).
-    pub(crate) fn emit(
-        &mut self,
-        mut out: Output,
-        row: FrameStats,
-        measured: bool,
-        in_line: bool,
-    ) -> Result<Option<&mut Output>, BakeError> {
-        if out.beside() && !in_line {
+    /// Stage **emit**: hands `frame` to the writing thread (started if none is running), or
+    /// writes it here on a machine of one core. A count the writing thread would do on the
+    /// solver's threads is done here first, in line, with the output back from the thread.
+    pub(crate) fn emit(&mut self, mut frame: Frame) -> Result<(), BakeError> {
+        let mut counted = None;
+        if frame.count && !self.count_beside {
+            counted = self.settle()?.count_now(&mut frame);
+        }
+        if self.pool.is_none() {
             let cloths = self.cloths;
-            self.writing = Some(self.scope.spawn(move || {
-                let row = out.write_frame(row, measured, cloths);
-                (out, row)
-            }));
-            return Ok(None);
+            let written = self.settle()?.write(&frame, counted, cloths)?;
+            self.rows.record(written);
+            self.spare.push(frame.positions);
+            return Ok(());
         }
-        self.rows.push(out.write_frame(row, measured, self.cloths)?);
-        Ok(Some(self.parked.insert(out)))
+        let writing = match &self.writing {
+            Some(writing) => writing,
+            None => self.start_writing(),
+        };
+        if writing.frames.send((frame, counted)).is_err() {
+            // The thread stopped on an error: settling returns it.
+            self.settle()?;
+        }
+        Ok(())
     }
 
-    /// The output and every frame's row, once the last frame is written.
-    pub(crate) fn finish(mut self) -> Result<(Output, Vec<FrameStats>), BakeError> {
-        let output = self.take_back()?;
-        Ok((output, self.rows))
+    /// Settles the writer: every frame handed over written, and the output back here, parked (a
+    /// checkpoint records what its files hold). Returns it, or the error that stopped a write.
+    pub(crate) fn settle(&mut self) -> Result<&mut Output, BakeError> {
+        if let Some(Writing { frames, buffers, handle }) = self.writing.take() {
+            drop(frames);
+            let (output, rows, result) =
+                handle.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+            self.spare.extend(buffers.try_iter());
+            self.rows = rows;
+            self.parked = Some(output);
+            result?;
+        }
+        Ok(self.parked.as_mut().expect("the output is parked once settled"))
+    }
+
+    /// The output, every frame's row and the initial state's count, once the last frame is
+    /// written.
+    pub(crate) fn finish(mut self) -> Result<(Output, Vec<FrameStats>, Option<u64>), BakeError> {
+        self.settle()?;
+        let output = self.parked.take().expect("the output is parked once settled");
+        Ok((output, self.rows.rows, self.rows.start))
+    }
+
+    /// Starts the writing thread with the parked output; it runs on the output's pool.
+    fn start_writing(&mut self) -> &Writing<'scope> {
+        let output = self.parked.take().expect("a writing thread starts from the parked output");
+        let (frames, queue) = sync_channel(BUFFERS);
+        let (returned, buffers) = channel();
+        let (cloths, rows) = (self.cloths, std::mem::take(&mut self.rows));
+        let pool = Arc::clone(self.pool.as_ref().expect("a writing thread runs on the output's pool"));
+        let handle = self.scope.spawn(move || pool.install(|| serve(output, rows, queue, returned, cloths)));
+        self.writing.insert(Writing { frames, buffers, handle })
     }
 }

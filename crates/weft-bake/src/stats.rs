@@ -170,6 +170,12 @@ impl Quality {
         weft_geometry::stretch::max_stretch(&self.positions, &self.edges, &self.rest)
     }
 
+    /// The largest stretch `|x_a − x_b|/L − 1` of a stretch edge at `positions` (m, one per
+    /// particle of the model the measure was made for; 0 if none is longer than at rest).
+    pub fn stretch(&self, positions: &[[f32; 3]]) -> f32 {
+        weft_geometry::stretch::max_stretch(positions, &self.edges, &self.rest)
+    }
+
     /// The intersecting pairs of non-adjacent triangles at `positions` (m, one per particle of
     /// the model the measure was made for).
     pub fn intersections(&mut self, positions: &[[f32; 3]]) -> u64 {

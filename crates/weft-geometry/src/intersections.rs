@@ -181,10 +181,13 @@ fn surely_apart(a: [P; 3], b: [P; 3]) -> bool {
         let (lo_b, hi_b) = (pb[0].min(pb[1]).min(pb[2]), pb[0].max(pb[1]).max(pb[2]));
         lo_b > hi_a + margin || lo_a > hi_b + margin
     };
+    // Neighbours of one smooth sheet, most of the pairs asked, lie side by side: an in-plane
+    // axis separates them, so those go before the edge–edge axes.
     separates(na)
         || separates(nb)
-        || ea.iter().any(|&e| separates(cross(na, e)) || eb.iter().any(|&f| separates(cross(e, f))))
+        || ea.iter().any(|&e| separates(cross(na, e)))
         || eb.iter().any(|&f| separates(cross(nb, f)))
+        || ea.iter().any(|&e| eb.iter().any(|&f| separates(cross(e, f))))
 }
 
 /// A triangle of the cloth, as the candidate search sees it.

@@ -21,7 +21,7 @@ use std::path::{Path, PathBuf};
 
 use crate::bounded::{Accept, BoundedFile, ReadError, ReadProblem};
 use crate::cache::{CacheMark, CacheSpec, CacheWriter, SampleCheck, check_prefix, invalid};
-use crate::staged::{self, Staged, with_path, write_all};
+use crate::staged::{self, Staged, Writeback, with_path, write_all};
 
 /// The 12-byte magic at the start of a PC2 file.
 pub const MAGIC: [u8; 12] = *b"POINTCACHE2\0";
@@ -58,6 +58,7 @@ pub struct Pc2Writer {
     staged: Staged,
     path: PathBuf,
     check: SampleCheck,
+    writeback: Writeback,
     buffer: Vec<u8>,
 }
 
@@ -76,6 +77,7 @@ impl Pc2Writer {
             staged,
             path,
             check: SampleCheck::new(spec),
+            writeback: Writeback::default(),
             buffer: Vec::with_capacity(spec.point_count * 12),
         })
     }
@@ -112,6 +114,7 @@ impl Pc2Writer {
             staged,
             path,
             check: SampleCheck::resumed(spec, mark.samples),
+            writeback: Writeback::default(),
             buffer: Vec::with_capacity(spec.point_count * 12),
         })
     }
@@ -130,6 +133,7 @@ impl CacheWriter for Pc2Writer {
             self.buffer.extend_from_slice(&c.to_le_bytes());
         }
         write_all(&mut self.out, &self.buffer, &self.path)?;
+        self.writeback.wrote(self.out.get_ref(), self.buffer.len());
         self.check.done();
         Ok(())
     }

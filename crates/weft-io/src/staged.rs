@@ -219,6 +219,48 @@ pub(crate) fn sync(writer: &mut BufWriter<File>, path: &Path) -> io::Result<u64>
     Ok(writer.get_ref().metadata().map_err(|e| with_path(e, path))?.len())
 }
 
+/// Bytes written to a file between two [`Writeback`] starts: 4 MiB.
+pub(crate) const WRITEBACK_EVERY: u64 = 4 << 20;
+
+/// Starts the system writing a large file's data to disk while the file is still being written,
+/// every [`WRITEBACK_EVERY`] bytes, so that the `fsync` that publishes it ([`close`]) finds little
+/// left to write and returns soon: on a 2-core machine a 24 MB PC2 cache's `fsync` took 24 ms
+/// at the end of a bake, the file otherwise dirty in the system's cache until then. Starting is
+/// asynchronous (Linux's `sync_file_range` with `SYNC_FILE_RANGE_WRITE`: the call queues the
+/// writes and does not wait for them); it changes no byte of the file, only when the system
+/// writes it. Elsewhere than on Linux it does nothing.
+#[derive(Debug, Default)]
+pub(crate) struct Writeback {
+    /// Bytes written since the last start.
+    pending: u64,
+}
+
+impl Writeback {
+    /// Records `bytes` more written to `file` (through its writer's buffer), and starts writing
+    /// what the system holds of it once [`WRITEBACK_EVERY`] have been.
+    pub(crate) fn wrote(&mut self, file: &File, bytes: usize) {
+        self.pending += bytes as u64;
+        if self.pending >= WRITEBACK_EVERY {
+            self.pending = 0;
+            start_writeback(file);
+        }
+    }
+}
+
+/// Queues the writing to disk of every dirty page of `file` (best effort: an error here changes
+/// nothing, and the `fsync` that publishes the file reports any that matters).
+#[cfg(target_os = "linux")]
+fn start_writeback(file: &File) {
+    use std::os::fd::AsRawFd;
+    // SAFETY: `sync_file_range` reads and writes no memory of this process; the descriptor is
+    // open for as long as `file` is borrowed, which outlasts the call.
+    let _ = unsafe { libc::sync_file_range(file.as_raw_fd(), 0, 0, libc::SYNC_FILE_RANGE_WRITE) };
+}
+
+/// Does nothing: the `fsync` that publishes the file writes it all.
+#[cfg(not(target_os = "linux"))]
+fn start_writeback(_file: &File) {}
+
 /// `error` with `path` in its message.
 pub(crate) fn with_path(error: io::Error, path: &Path) -> io::Error {
     io::Error::new(error.kind(), format!("{}: {error}", path.display()))
