@@ -129,32 +129,35 @@ impl Output {
         std::mem::take(&mut frame.count).then(|| self.quality.intersections(&frame.positions))
     }
 
-    /// Writes `frame`, its passes on the current pool: its row, with the stretch and the count filled in where they are still to
-    /// be measured (`counted`, if already counted), to `stats.csv`, and its positions to every
-    /// cache. Returns the row, or for the initial state its count.
+    /// Writes `frame`, its passes on the current pool: its row, with the stretch and the count
+    /// filled in where they are still to be measured (`counted`, if already counted), to
+    /// `stats.csv`, and its positions to every cache; then records the row, or for the initial
+    /// state its count, in `rows`.
     fn write(
         &mut self,
         frame: &Frame,
         counted: Option<u64>,
         cloths: &[ClothInfo],
-    ) -> Result<Written, BakeError> {
+        rows: &mut Rows,
+    ) -> Result<(), BakeError> {
         let positions = &frame.positions;
         let intersections = frame.count.then(|| self.quality.intersections(positions)).or(counted);
         let max_stretch = frame.stretch.then(|| self.quality.stretch(positions));
-        let written = match frame.row {
-            None => Written::Start(intersections),
-            Some(mut row) => {
-                row.intersections = intersections;
-                row.max_stretch = max_stretch.unwrap_or(row.max_stretch);
-                let path = self.stats.target().to_path_buf();
-                self.stats
-                    .write(stats_row(&row).as_bytes())
-                    .map_err(|source| BakeError::File { path, source })?;
-                Written::Row(row)
-            }
-        };
+        let row = frame.row.map(|mut row| {
+            row.intersections = intersections;
+            row.max_stretch = max_stretch.unwrap_or(row.max_stretch);
+            row
+        });
+        if let Some(row) = &row {
+            let path = self.stats.target().to_path_buf();
+            self.stats.write(stats_row(row).as_bytes()).map_err(|source| BakeError::File { path, source })?;
+        }
         self.write_samples(positions, cloths)?;
-        Ok(written)
+        match row {
+            Some(row) => rows.rows.push(row),
+            None => rows.start = intersections,
+        }
+        Ok(())
     }
 
     /// Writes `positions` to every cache: one sample. A cloth's render mesh is placed on its
@@ -186,27 +189,12 @@ impl Output {
     }
 }
 
-/// What writing a [`Frame`] gave: the row of a frame, or the count of the initial state.
-enum Written {
-    Row(FrameStats),
-    Start(Option<u64>),
-}
-
 /// What the output has written: the rows of the frames in frame order, and the initial state's
 /// count.
 #[derive(Default)]
 struct Rows {
     rows: Vec<FrameStats>,
     start: Option<u64>,
-}
-
-impl Rows {
-    fn record(&mut self, written: Written) {
-        match written {
-            Written::Row(row) => self.rows.push(row),
-            Written::Start(count) => self.start = count,
-        }
-    }
 }
 
 /// The writing thread at work: where it is handed frames and hands their buffers back, and what
@@ -229,9 +217,8 @@ fn serve(
     cloths: &[ClothInfo],
 ) -> (Output, Rows, Result<(), BakeError>) {
     for (frame, counted) in frames {
-        match output.write(&frame, counted, cloths) {
-            Ok(written) => rows.record(written),
-            Err(e) => return (output, rows, Err(e)),
+        if let Err(e) = output.write(&frame, counted, cloths, &mut rows) {
+            return (output, rows, Err(e));
         }
         // The bake may be settling and no longer take buffers back: nothing is lost.
         let _ = buffers.send(frame.positions);
@@ -325,9 +312,9 @@ impl<'scope, 'env> FrameWriter<'scope, 'env> {
             counted = self.settle()?.count_now(&mut frame);
         }
         if self.pool.is_none() {
-            let cloths = self.cloths;
-            let written = self.settle()?.write(&frame, counted, cloths)?;
-            self.rows.record(written);
+            self.settle()?;
+            let output = self.parked.as_mut().expect("the output is parked once settled");
+            output.write(&frame, counted, self.cloths, &mut self.rows)?;
             self.spare.push(frame.positions);
             return Ok(());
         }
