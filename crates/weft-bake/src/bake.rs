@@ -16,9 +16,9 @@ use weft_kernels::StepStats;
 
 use crate::checkpointing::{self, CheckpointPolicy, Schedule};
 use crate::frame::FrameStepper;
-use crate::output::{self, Frame, FrameWriter, OpenCache, Output};
+use crate::output::{Frame, FrameWriter, OpenCache, Output};
 use crate::progress::Progress;
-use crate::stats::{Cadence, STATS_FILE, STATS_HEADER};
+use crate::stats::{self, Cadence, STATS_FILE, STATS_HEADER};
 use crate::{BakeError, BakeOptions, BakeReport, FrameStats};
 
 /// Bakes `scene` (see the [crate docs](crate)).
@@ -154,7 +154,7 @@ fn frames(
         let mut writer = FrameWriter::new(scope, &cloths, output, threads)?;
         if bake.first_frame == 1 {
             let mut positions = writer.buffer()?;
-            output::capture(bake.model, &mut positions);
+            stats::copy_positions(bake.model, &mut positions);
             writer.emit(Frame::start(positions))?;
         }
         for frame in bake.first_frame..=bake.settings.frames {
@@ -288,7 +288,7 @@ impl<'a> Bake<'a> {
         mut positions: Vec<[f32; 3]>,
         progress: &mut dyn Progress,
     ) -> Frame {
-        output::capture(self.model, &mut positions);
+        stats::copy_positions(self.model, &mut positions);
         progress.frame_steps(frame, stepped.steps, stepped.row.substeps);
         progress.frame_done(frame);
         Frame::after(positions, stepped.row, stepped.measured, stepped.stretch_measured)

@@ -134,11 +134,11 @@ pub fn peak_bytes(model: &Model, caches: usize) -> u64 {
 /// The heap of a bake of `model` at its peak, in bytes, the model included ([`model_bytes`]):
 /// [`peak_bytes`] without the process and the scene (what [`crate::bake_model`] takes of the
 /// heap). What the bake adds is kept from its first frame to its last, so the peak is its sum:
-/// what writing the frames holds (the positions written, a sample and its bytes per cache, the
-/// write buffers, the quality measure with the intersection count's buffer), what stepping them
-/// holds (the quality measure beside the solver, the step's buffers per particle, the
-/// self-collision search, the snapshot when baking to a tolerance), a row per frame and the
-/// small allocations ([`SMALL_HEAP_BYTES`]).
+/// what writing the frames holds (the positions handed to the writer, a sample and its bytes per
+/// cache, the write buffers, the quality measure with the intersection count's buffer), what
+/// stepping them holds (the step's buffers per particle, the self-collision search, and baking
+/// to a tolerance the snapshot and the stretch measure), a row per frame and the small
+/// allocations ([`SMALL_HEAP_BYTES`]).
 pub fn bake_heap_bytes(model: &Model, caches: usize) -> u64 {
     let frames = model.settings().frames as u64;
     model_bytes(model)

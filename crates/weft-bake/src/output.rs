@@ -60,8 +60,11 @@ pub(crate) struct Frame {
     /// The frame's `stats.csv` row, its intersections not yet counted; `None` for the initial
     /// state (sample 0), which has no row.
     row: Option<FrameStats>,
-    /// Whether to count the intersecting triangle pairs.
+    /// Whether the intersecting triangle pairs are still to be counted.
     count: bool,
+    /// The intersecting triangle pairs, once counted (in line, before the frame is handed over,
+    /// where the writing thread does not count).
+    intersections: Option<u64>,
     /// Whether the row's largest stretch is still to be measured (the stepper measures it only
     /// baking to a strain tolerance).
     stretch: bool,
@@ -71,20 +74,14 @@ impl Frame {
     /// The state after a frame: its row, counted when `measured`, and its largest stretch
     /// measured here unless `stretch_measured`.
     pub(crate) fn after(positions: Vec<P>, row: FrameStats, measured: bool, stretch_measured: bool) -> Self {
-        Frame { positions, row: Some(row), count: measured, stretch: !stretch_measured }
+        Frame { positions, row: Some(row), count: measured, intersections: None, stretch: !stretch_measured }
     }
 
     /// The initial state: sample 0, its intersections counted (the report's
     /// `start_intersections`).
     pub(crate) fn start(positions: Vec<P>) -> Self {
-        Frame { positions, row: None, count: true, stretch: false }
+        Frame { positions, row: None, count: true, intersections: None, stretch: false }
     }
-}
-
-/// Copies `model`'s particle positions into `buffer`.
-pub(crate) fn capture(model: &Model, buffer: &mut Vec<P>) {
-    buffer.clear();
-    buffer.extend(model.particles().positions().iter().map(|p| [p[0], p[1], p[2]]));
 }
 
 /// The files of a bake and what it needs to fill them from a frame's positions.
@@ -123,25 +120,25 @@ impl Output {
         self.stats.suspend();
     }
 
-    /// Counts `frame`'s intersecting pairs if asked, on the current pool, and takes the ask off
-    /// the frame: in line, on the solver's threads.
-    fn count_now(&mut self, frame: &mut Frame) -> Option<u64> {
-        std::mem::take(&mut frame.count).then(|| self.quality.intersections(&frame.positions))
+    /// Counts `frame`'s intersecting pairs if they are still to be counted, on the current pool.
+    fn count(&mut self, frame: &mut Frame) {
+        if std::mem::take(&mut frame.count) {
+            frame.intersections = Some(self.quality.intersections(&frame.positions));
+        }
     }
 
-    /// Writes `frame`, its passes on the current pool: its row, with the stretch and the count
-    /// filled in where they are still to be measured (`counted`, if already counted), to
-    /// `stats.csv`, and its positions to every cache; then records the row, or for the initial
-    /// state its count, in `rows`.
+    /// Writes `frame`, its passes on the current pool: its row, with the count and the stretch
+    /// filled in where they are still to be measured, to `stats.csv`, and its positions to every
+    /// cache; then records the row, or for the initial state its count, in `rows`. Returns the
+    /// frame's buffer of positions, for another frame.
     fn write(
         &mut self,
-        frame: &Frame,
-        counted: Option<u64>,
+        mut frame: Frame,
         cloths: &[ClothInfo],
         rows: &mut Rows,
-    ) -> Result<(), BakeError> {
-        let positions = &frame.positions;
-        let intersections = frame.count.then(|| self.quality.intersections(positions)).or(counted);
+    ) -> Result<Vec<P>, BakeError> {
+        self.count(&mut frame);
+        let (positions, intersections) = (&frame.positions, frame.intersections);
         let max_stretch = frame.stretch.then(|| self.quality.stretch(positions));
         let row = frame.row.map(|mut row| {
             row.intersections = intersections;
@@ -157,7 +154,7 @@ impl Output {
             Some(row) => rows.rows.push(row),
             None => rows.start = intersections,
         }
-        Ok(())
+        Ok(frame.positions)
     }
 
     /// Writes `positions` to every cache: one sample. A cloth's render mesh is placed on its
@@ -201,7 +198,7 @@ struct Rows {
 /// it returns when its frames run out (the output, the rows it wrote, and the error that
 /// stopped it, if one did).
 struct Writing<'scope> {
-    frames: SyncSender<(Frame, Option<u64>)>,
+    frames: SyncSender<Frame>,
     buffers: Receiver<Vec<P>>,
     handle: ScopedJoinHandle<'scope, (Output, Rows, Result<(), BakeError>)>,
 }
@@ -212,16 +209,16 @@ struct Writing<'scope> {
 fn serve(
     mut output: Output,
     mut rows: Rows,
-    frames: Receiver<(Frame, Option<u64>)>,
+    frames: Receiver<Frame>,
     buffers: Sender<Vec<P>>,
     cloths: &[ClothInfo],
 ) -> (Output, Rows, Result<(), BakeError>) {
-    for (frame, counted) in frames {
-        if let Err(e) = output.write(&frame, counted, cloths, &mut rows) {
-            return (output, rows, Err(e));
+    for frame in frames {
+        match output.write(frame, cloths, &mut rows) {
+            // The bake may be settling and no longer take buffers back: nothing is lost.
+            Ok(positions) => _ = buffers.send(positions),
+            Err(e) => return (output, rows, Err(e)),
         }
-        // The bake may be settling and no longer take buffers back: nothing is lost.
-        let _ = buffers.send(frame.positions);
     }
     (output, rows, Ok(()))
 }
@@ -307,22 +304,21 @@ impl<'scope, 'env> FrameWriter<'scope, 'env> {
     /// writes it here on a machine of one core. A count the writing thread would do on the
     /// solver's threads is done here first, in line, with the output back from the thread.
     pub(crate) fn emit(&mut self, mut frame: Frame) -> Result<(), BakeError> {
-        let mut counted = None;
         if frame.count && !self.count_beside {
-            counted = self.settle()?.count_now(&mut frame);
+            self.settle()?.count(&mut frame);
         }
         if self.pool.is_none() {
             self.settle()?;
             let output = self.parked.as_mut().expect("the output is parked once settled");
-            output.write(&frame, counted, self.cloths, &mut self.rows)?;
-            self.spare.push(frame.positions);
+            let positions = output.write(frame, self.cloths, &mut self.rows)?;
+            self.spare.push(positions);
             return Ok(());
         }
         let writing = match &self.writing {
             Some(writing) => writing,
             None => self.start_writing(),
         };
-        if writing.frames.send((frame, counted)).is_err() {
+        if writing.frames.send(frame).is_err() {
             // The thread stopped on an error: settling returns it.
             self.settle()?;
         }

@@ -165,9 +165,8 @@ impl Quality {
     /// longer than at rest), dimensionless: what a bake to a strain tolerance holds to
     /// `max_strain`.
     pub fn max_stretch(&mut self, model: &Model) -> f32 {
-        self.positions.clear();
-        self.positions.extend(model.particles().positions().iter().map(|p| [p[0], p[1], p[2]]));
-        weft_geometry::stretch::max_stretch(&self.positions, &self.edges, &self.rest)
+        copy_positions(model, &mut self.positions);
+        self.stretch(&self.positions)
     }
 
     /// The largest stretch `|x_a − x_b|/L − 1` of a stretch edge at `positions` (m, one per
@@ -185,13 +184,16 @@ impl Quality {
     /// `(intersecting pairs of non-adjacent triangles, largest stretch |x_a − x_b|/L − 1 of a
     /// stretch edge)` of the model now (the model the measure was made for).
     pub fn measure(&mut self, model: &Model) -> (u64, f32) {
-        self.positions.clear();
-        self.positions.extend(model.particles().positions().iter().map(|p| [p[0], p[1], p[2]]));
-        (
-            self.intersections.count(&self.positions, &self.triangles),
-            weft_geometry::stretch::max_stretch(&self.positions, &self.edges, &self.rest),
-        )
+        copy_positions(model, &mut self.positions);
+        (self.intersections.count(&self.positions, &self.triangles), self.stretch(&self.positions))
     }
+}
+
+/// Copies `model`'s particle positions (m) into `buffer`: what the measures read, and what a bake
+/// hands its writer after each frame.
+pub(crate) fn copy_positions(model: &Model, buffer: &mut Vec<[f32; 3]>) {
+    buffer.clear();
+    buffer.extend(model.particles().positions().iter().map(|p| [p[0], p[1], p[2]]));
 }
 
 /// One row of [`STATS_FILE`], with its line break. Numbers are written in Rust's shortest
