@@ -1,23 +1,45 @@
-//! The candidate pairs kept between steps ([`Kept`]) and the proof that a kept pair is too far
-//! for a contact in a step ([`Kept::far_apart`]).
+//! The candidate pairs kept between steps ([`Kept`]) and the proofs that a kept pair is too far
+//! for a contact in a step ([`far_apart`], [`apart_through_step`]).
+//!
+//! **Clusters.** Both proofs, and the test that the kept pairs still hold every pair a step
+//! needs ([`Kept::covers`]), bound how much nearer two points have come since the anchor. A
+//! cloth that drapes moves by metres per second in one part against another, but two points a
+//! few edges apart move nearly alike. So the vertices are grouped at the anchor into at most
+//! [`MAX_CLUSTERS`] clusters (cells of a coarse grid over their anchor positions), and each
+//! bound takes two parts: how far a cluster's points have moved apart from one another, and how
+//! far two clusters have moved apart. Two points of one cluster (or of clusters moving alike)
+//! then bound each other by their own spread, however far the cloth has moved.
 
 use weft_core::surface_collision::{SEARCH_REACH, SurfaceCollision};
+use weft_geometry::Aabb;
 use weft_geometry::proximity::{self, PairKind};
 
-use super::{Pair, particles};
+use super::{FeatureBoxes, Pair, particles};
 use crate::records::Record;
 
 /// How much farther than a step's search the kept candidate pairs reach, as a multiple of the
-/// mean edge: half of it is how far a particle may move, relative to the cloths' common drift,
-/// before they are found again.
+/// mean edge: how far two points may come nearer than they were at the anchor, relative to
+/// each other, before the pairs are found again.
 pub const KEEP_MARGIN: f32 = 0.5;
 
+/// The side of a cluster's cell, as a multiple of the mean edge (module docs).
+const CLUSTER_EDGES: f32 = 4.0;
+
+/// The most cells of the clusters' grid: a wider cloth gets wider cells.
+const MAX_CELLS: usize = 1 << 16;
+
+/// How much farther apart than the reach plus two features' extents two clusters may be and
+/// still be compared in [`Kept::covers`], as a multiple of the mean edge: clusters farther
+/// apart are bounded by the spread of the whole cloth.
+const NEAR_EDGES: f32 = 2.0;
+
 /// What the kept candidate pairs were found for: every pair whose boxes at `anchor` (each the
-/// features' positions, the first grown by the search pad plus the margin) meet. While every
-/// particle's positions at a step's start and prediction, less the drift since, are within half
-/// the margin of its anchor, every pair the step's own broad phase would find is among them.
-/// The pairs themselves are held by the search's chunks (`super::search::Chunk`), each the pairs
-/// of its share of the features.
+/// features' positions, the first grown by the search pad plus the margin) meet. While no two
+/// points of a step's start and prediction, less the drift since, have come nearer than at the
+/// anchor by more than the margin (along an axis that parts them by at most the reach), every
+/// pair the step's own broad phase would find is among them ([`Kept::covers`]). The pairs
+/// themselves are held by the search's chunks (`super::search::Chunk`), each the pairs of its
+/// share of the features.
 #[derive(Debug, Default)]
 pub(super) struct Kept {
     pub(super) anchor: Vec<Record>,
@@ -25,30 +47,169 @@ pub(super) struct Kept {
     pub(super) drift: [f64; 3],
     /// The data they were found for (`SurfaceCollision::key`); 0: none.
     pub(super) key: u64,
+    /// Per particle, its cluster (set for the vertices).
+    cluster: Vec<u32>,
+    /// Per cluster, the box of its vertices at the anchor (m).
+    cluster_boxes: Vec<Aabb>,
+    /// The pairs of clusters (the first not above the second) whose boxes are nearer than
+    /// `near` along every axis.
+    near_pairs: Vec<(u32, u32)>,
+    /// How far apart (m) along some axis two clusters not in `near_pairs` are at least.
+    near: f32,
+    /// The largest extent of a feature's box along an axis at the anchor (m).
+    extent: f32,
+}
+
+/// Per cluster, the least and the most displacement (m, per axis) of its points since the
+/// anchor, less the drift: the scratch of [`Kept::covers`] and [`Kept::wander`].
+#[derive(Debug, Default)]
+pub(super) struct Spread {
+    low: Vec<[f32; 3]>,
+    high: Vec<[f32; 3]>,
+}
+
+/// Each particle's wander in a step ([`Kept::wander`]) and each cluster's centre.
+#[derive(Debug, Default)]
+pub(super) struct Wander {
+    /// Per particle: how far it is at the step's start from its anchor less the drift and its
+    /// cluster's centre, and how far it moves in the step (m).
+    particles: Vec<[f32; 2]>,
+    /// Per cluster, the middle of its points' displacements at the step's start (m).
+    centres: Vec<[f32; 3]>,
+    /// Per particle, its cluster (the anchor's).
+    cluster: Vec<u32>,
+    spread: Spread,
 }
 
 impl Kept {
+    /// Anchors the kept pairs at `prev` (m) for `sc`, whose features' boxes there are `boxes`:
+    /// the anchor, no drift, and the clusters.
+    pub(super) fn reset(&mut self, sc: &SurfaceCollision, prev: &[Record], boxes: &FeatureBoxes) {
+        self.anchor.clear();
+        self.anchor.extend_from_slice(prev);
+        self.drift = [0.0; 3];
+        self.key = sc.key();
+        let span = |b: &Aabb| (0..3).fold(0.0f32, |m, k| m.max(b.max[k] - b.min[k]));
+        let features = boxes.triangles.iter().chain(&boxes.edges);
+        self.extent = features.fold(0.0, |m, b| m.max(span(b)));
+        self.near =
+            sc.search_pad() + KEEP_MARGIN * sc.mean_edge() + 2.0 * self.extent + NEAR_EDGES * sc.mean_edge();
+        self.cluster.clear();
+        self.cluster.resize(prev.len(), 0);
+        self.cluster_boxes.clear();
+        self.near_pairs.clear();
+        if let Some(cells) = Cells::new(sc, prev) {
+            self.group(sc, prev, cells);
+        }
+    }
+
+    /// Puts each vertex in the cluster of its cell of `cells` at `prev` (m), then lists the
+    /// near pairs of clusters.
+    fn group(&mut self, sc: &SurfaceCollision, prev: &[Record], mut cells: Cells) {
+        for &v in sc.vertices() {
+            let x = prev[v as usize];
+            let at = cells.index(cells.of(x));
+            let cell = &mut cells.id[at];
+            if *cell == u32::MAX {
+                *cell = self.cluster_boxes.len() as u32;
+                self.cluster_boxes.push(point_box(x));
+            }
+            self.cluster[v as usize] = *cell;
+            take_in(&mut self.cluster_boxes[*cell as usize], x);
+        }
+        // The clusters whose boxes are nearer than `near` lie within that many cells and one.
+        let r = ((self.near / cells.side) as usize).saturating_add(1);
+        for (c, b) in self.cluster_boxes.iter().enumerate() {
+            let (lo, hi) = (
+                cells.of([b.min[0], b.min[1], b.min[2], 0.0]),
+                cells.of([b.max[0], b.max[1], b.max[2], 0.0]),
+            );
+            let range = |k: usize| lo[k].saturating_sub(r)..=(hi[k] + r).min(cells.n[k] - 1);
+            for i in range(0) {
+                for j in range(1) {
+                    for l in range(2) {
+                        let d = cells.id[cells.index([i, j, l])];
+                        if d != u32::MAX
+                            && d as usize >= c
+                            && apart(b, &self.cluster_boxes[d as usize]) < self.near
+                        {
+                            self.near_pairs.push((c as u32, d));
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    /// Fills `spread` with each cluster's least and most displacement of the vertices'
+    /// positions in each of `times` (positions, less a shift), from the anchor less the drift.
+    fn spread(&self, sc: &SurfaceCollision, times: &[(&[Record], [f32; 3])], spread: &mut Spread) {
+        let c = self.drift.map(|d| d as f32);
+        let n = self.cluster_boxes.len();
+        spread.low.clear();
+        spread.low.resize(n, [f32::INFINITY; 3]);
+        spread.high.clear();
+        spread.high.resize(n, [f32::NEG_INFINITY; 3]);
+        for &i in sc.vertices() {
+            let (i, a) = (i as usize, self.anchor[i as usize]);
+            let cl = self.cluster[i] as usize;
+            for &(x, shift) in times {
+                for k in 0..3 {
+                    let d = x[i][k] - shift[k] - c[k] - a[k];
+                    spread.low[cl][k] = spread.low[cl][k].min(d);
+                    spread.high[cl][k] = spread.high[cl][k].max(d);
+                }
+            }
+        }
+    }
+
     /// Whether the kept pairs hold every pair whose boxes meet, grown by at most the search pad,
-    /// in a step from `prev` to `now` less `shift` (m).
+    /// in a step from `prev` to `now` less `shift` (m). Two points, of clusters `c` and `d`,
+    /// come nearer along an axis by at most the most their displacements differ along it; a
+    /// pair not kept was farther apart along some axis than the reach at the anchor, and at
+    /// least as far as its points' clusters' boxes. So it cannot meet while, for every two
+    /// clusters and axis, that difference is under the margin plus how much farther than the
+    /// reach their boxes were apart (with 1 % and a micrometre for rounding).
     pub(super) fn covers(
         &self,
         sc: &SurfaceCollision,
         prev: &[Record],
         now: &[Record],
         shift: [f32; 3],
+        spread: &mut Spread,
     ) -> bool {
         if self.key == 0 || self.key != sc.key() || self.anchor.len() != prev.len() {
             return false;
         }
-        let reach = 0.5 * KEEP_MARGIN * sc.mean_edge() * 0.99 - 1e-6;
-        let c = self.drift.map(|d| d as f32);
-        let near = |x: Record, shift: [f32; 3], a: Record| {
-            (0..3).all(|k| (x[k] - shift[k] - c[k] - a[k]).abs() <= reach)
-        };
-        sc.vertices().iter().all(|&i| {
-            let (i, a) = (i as usize, self.anchor[i as usize]);
-            near(prev[i], [0.0; 3], a) && near(now[i], shift, a)
-        })
+        let margin = KEEP_MARGIN * sc.mean_edge();
+        let (budget, reach) = (0.99 * margin - 1e-6, sc.search_pad() + margin);
+        self.spread(sc, &[(prev, [0.0; 3]), (now, shift)], spread);
+        let (low, high) = (&spread.low, &spread.high);
+        let all_within = (0..3).all(|k| {
+            let lo = low.iter().fold(f32::INFINITY, |m, l| m.min(l[k]));
+            high.iter().fold(f32::NEG_INFINITY, |m, h| m.max(h[k])) - lo <= budget
+        });
+        if all_within {
+            return true;
+        }
+        // Clusters farther apart than `near` along an axis: features of theirs were that far
+        // apart less their extents along the axis that parts them most, which the spread of
+        // the whole cloth must not close by more than the margin.
+        let whole = (0..3).all(|k| {
+            let lo = low.iter().fold(f32::INFINITY, |m, l| m.min(l[k]));
+            let far = self.near - 2.0 * self.extent - reach;
+            high.iter().fold(f32::NEG_INFINITY, |m, h| m.max(h[k])) - lo <= budget + far
+        });
+        let boxes = &self.cluster_boxes;
+        whole
+            && self.near_pairs.iter().all(|&(c, d)| {
+                let (c, d) = (c as usize, d as usize);
+                (0..3).all(|k| {
+                    let apart = (boxes[d].min[k] - boxes[c].max[k]).max(boxes[c].min[k] - boxes[d].max[k]);
+                    let closer = (high[c][k] - low[d][k]).max(high[d][k] - low[c][k]);
+                    closer <= budget + (apart - reach).max(0.0)
+                })
+            })
     }
 
     /// A lower bound of the distance between the features of `pair` at the anchor (m):
@@ -64,23 +225,30 @@ impl Kept {
     }
 
     /// Each particle's wander in a step from `prev` to `now` (m, into `wander`): how far it is
-    /// at `prev` from its anchor less the drift, and how far it moves to `now`. Returns the
-    /// slack of [`Kept::far_apart`] that covers their rounding (m).
+    /// at `prev` from its anchor less the drift and its cluster's centre, and how far it moves
+    /// to `now`. Returns the slack of [`far_apart`] that covers their rounding (m).
     pub(super) fn wander(
         &self,
         sc: &SurfaceCollision,
         prev: &[Record],
         now: &[Record],
-        wander: &mut Vec<[f32; 2]>,
+        wander: &mut Wander,
     ) -> f32 {
-        wander.resize(prev.len(), [0.0; 2]);
+        self.spread(sc, &[(prev, [0.0; 3])], &mut wander.spread);
+        let (low, high) = (&wander.spread.low, &wander.spread.high);
+        wander.centres.clear();
+        wander.centres.extend(low.iter().zip(high).map(|(l, h)| [0, 1, 2].map(|k| 0.5 * (l[k] + h[k]))));
+        wander.cluster.clone_from(&self.cluster);
+        wander.particles.resize(prev.len(), [0.0; 2]);
         let c = self.drift.map(|d| d as f32);
         let mut most = c.iter().fold(0.0f32, |m, x| m.max(x.abs()));
+        most = wander.centres.iter().flatten().fold(most, |m, x| m.max(x.abs()));
         for &i in sc.vertices() {
             let (x, y, a) = (prev[i as usize], now[i as usize], self.anchor[i as usize]);
-            let off = [0, 1, 2].map(|k| x[k] - c[k] - a[k]);
+            let centre = wander.centres[self.cluster[i as usize] as usize];
+            let off = [0, 1, 2].map(|k| x[k] - c[k] - a[k] - centre[k]);
             let step = [0, 1, 2].map(|k| y[k] - x[k]);
-            wander[i as usize] = [length(off), length(step)];
+            wander.particles[i as usize] = [length(off), length(step)];
             most = (0..3).fold(most, |m, k| m.max(x[k].abs()).max(y[k].abs()).max(a[k].abs()));
         }
         // The rounding of the differences and lengths above, four particles' worth, with room.
@@ -88,20 +256,77 @@ impl Kept {
     }
 }
 
+/// The grid of the clusters: cells of a side of [`CLUSTER_EDGES`] mean edges (wider where that
+/// would make more than [`MAX_CELLS`]) over the vertices' box, each with its cluster.
+struct Cells {
+    min: [f32; 3],
+    /// m.
+    side: f32,
+    n: [usize; 3],
+    /// Per cell, its cluster (`u32::MAX`: none yet).
+    id: Vec<u32>,
+}
+
+impl Cells {
+    /// The grid over the vertices of `sc` at `x` (m); `None` for no vertex.
+    fn new(sc: &SurfaceCollision, x: &[Record]) -> Option<Cells> {
+        let bounds = bounds(sc.vertices(), x)?;
+        let extent = [0, 1, 2].map(|k| bounds.max[k] - bounds.min[k]);
+        let mut side = (CLUSTER_EDGES * sc.mean_edge()).max(f32::MIN_POSITIVE);
+        let cells = |side: f32| extent.map(|e| ((e / side) as usize).min(MAX_CELLS - 1) + 1);
+        while cells(side).iter().product::<usize>() > MAX_CELLS {
+            side *= 1.25;
+        }
+        let n = cells(side);
+        Some(Cells { min: bounds.min, side, n, id: vec![u32::MAX; n.iter().product()] })
+    }
+
+    /// The cell of point `x` (m), clamped to the grid.
+    fn of(&self, x: Record) -> [usize; 3] {
+        [0, 1, 2].map(|k| (((x[k] - self.min[k]) / self.side) as usize).min(self.n[k] - 1))
+    }
+
+    /// The index into `id` of cell `c`.
+    fn index(&self, c: [usize; 3]) -> usize {
+        (c[0] * self.n[1] + c[1]) * self.n[2] + c[2]
+    }
+}
+
+/// How far apart boxes `a` and `b` are along the axis that parts them most (m; at most 0 when
+/// they meet).
+fn apart(a: &Aabb, b: &Aabb) -> f32 {
+    (0..3).fold(f32::NEG_INFINITY, |m, k| m.max(b.min[k] - a.max[k]).max(a.min[k] - b.max[k]))
+}
+
+/// The box of the positions of `vertices` in `x` (m); `None` for no vertex.
+fn bounds(vertices: &[u32], x: &[Record]) -> Option<Aabb> {
+    let mut b = point_box(x[*vertices.first()? as usize]);
+    vertices.iter().for_each(|&v| take_in(&mut b, x[v as usize]));
+    Some(b)
+}
+
+/// The box of the one point `p` (m).
+fn point_box(p: Record) -> Aabb {
+    Aabb::new([p[0], p[1], p[2]], [p[0], p[1], p[2]])
+}
+
+/// Grows `b` to hold the point `p` (m).
+fn take_in(b: &mut Aabb, p: Record) {
+    for (k, &x) in p[..3].iter().enumerate() {
+        b.min[k] = b.min[k].min(x);
+        b.max[k] = b.max[k].max(x);
+    }
+}
+
 /// Whether `pair`, whose features were at least `floor` apart at the anchor (m), provably makes
-/// no contact in the step whose [`Kept::wander`] is `wander` (with `slack`): each point has
-/// since moved at most its wander from there (less the common drift, which moves every point
-/// alike, so leaves distances as they are), and the distance at the step's start less the
-/// motion of the step is what the contact test compares with the search's reach
+/// no contact in the step whose [`Kept::wander`] is `wander` (with `slack`): two points have
+/// since come nearer by at most their wanders from their clusters' centres plus how far the
+/// centres moved apart (the common drift moves every point alike, so leaves distances as they
+/// are), and the distance at the step's start less the motion of the step is what the contact
+/// test compares with the search's reach
 /// (`SurfaceCollision::vertex_triangle_contact`), at most `SEARCH_REACH` times the largest
 /// thickness.
-pub(super) fn far_apart(
-    sc: &SurfaceCollision,
-    pair: Pair,
-    floor: f32,
-    wander: &[[f32; 2]],
-    slack: f32,
-) -> bool {
+pub(super) fn far_apart(sc: &SurfaceCollision, pair: Pair, floor: f32, wander: &Wander, slack: f32) -> bool {
     let [off, step] = pair_wander(sc, pair, wander);
     floor - (off + step) > SEARCH_REACH * sc.max_thickness() + slack
 }
@@ -116,7 +341,7 @@ pub(super) fn apart_through_step(
     sc: &SurfaceCollision,
     pair: Pair,
     floor: f32,
-    wander: &[[f32; 2]],
+    wander: &Wander,
     slack: f32,
 ) -> bool {
     const { assert!(proximity::MAX_ADVANCES >= 200) };
@@ -127,14 +352,27 @@ pub(super) fn apart_through_step(
     margin > 0.0 && 100.0 * margin >= 1.01 * step + slack
 }
 
-/// The most the points of each feature of `pair` are from their anchor (less the drift) at the
-/// step's start, summed over the two features, and the same for their motion in the step (m).
-fn pair_wander(sc: &SurfaceCollision, pair: Pair, wander: &[[f32; 2]]) -> [f32; 2] {
+/// How much nearer the points of the features of `pair` can have come at the step's start than
+/// at the anchor (the most of each feature's points from their clusters' centres, summed over
+/// the two features, plus the most two of their clusters' centres have moved apart), and the
+/// most of each feature's motion in the step, summed (m).
+fn pair_wander(sc: &SurfaceCollision, pair: Pair, wander: &Wander) -> [f32; 2] {
     let p = particles(sc, pair);
     let split = if pair.0 == PairKind::VertexTriangle { 1 } else { 2 };
-    let most = |ids: &[u32], j: usize| ids.iter().fold(0.0f32, |m, &i| m.max(wander[i as usize][j]));
+    let w = &wander.particles;
+    let most = |ids: &[u32], j: usize| ids.iter().fold(0.0f32, |m, &i| m.max(w[i as usize][j]));
     let (a, b) = p.split_at(split);
-    [most(a, 0) + most(b, 0), most(a, 1) + most(b, 1)]
+    let cluster = |i: u32| wander.cluster[i as usize];
+    let mut apart = 0.0f32;
+    if p.iter().any(|&i| cluster(i) != cluster(p[0])) {
+        for &i in a {
+            for &j in b {
+                let (c, d) = (wander.centres[cluster(i) as usize], wander.centres[cluster(j) as usize]);
+                apart = apart.max(length([0, 1, 2].map(|k| c[k] - d[k])));
+            }
+        }
+    }
+    [most(a, 0) + most(b, 0) + apart, most(a, 1) + most(b, 1)]
 }
 
 /// The length of `v` (m).

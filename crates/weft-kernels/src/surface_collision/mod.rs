@@ -74,8 +74,10 @@ pub(crate) struct Scratch {
     /// Every particle's predicted position (the `now` of the search).
     predicted: Vec<Record>,
     /// Per particle, how far it is from its anchor and how far it moves in the step (m; see
-    /// [`Kept::far_apart`]).
-    wander: Vec<[f32; 2]>,
+    /// `kept::far_apart`).
+    wander: kept::Wander,
+    /// The clusters' displacements, for `kept::Kept::covers`.
+    spread: kept::Spread,
     contacts: Vec<Contact>,
     marked: Vec<u32>,
     stats: SurfaceStats,
@@ -106,8 +108,8 @@ fn particles(sc: &SurfaceCollision, (kind, a, b): Pair) -> [u32; 4] {
 struct FeatureBoxes {
     /// Indexed by particle (only those taking part are set).
     vertices: Vec<Aabb>,
-    triangles: Vec<Aabb>,
-    edges: Vec<Aabb>,
+    pub(super) triangles: Vec<Aabb>,
+    pub(super) edges: Vec<Aabb>,
 }
 
 impl FeatureBoxes {
@@ -260,7 +262,7 @@ fn guard_into(
         };
         if reuse {
             s.pairs.iter().zip(&s.pair_floors).for_each(|(&pair, &floor)| check(pair, floor));
-        } else if searched && s.kept.covers(sc, prev, now, shift) {
+        } else if searched && s.kept.covers(sc, prev, now, shift, &mut s.spread) {
             let kept = chunks.iter().flat_map(|c| c.kept.iter().zip(&c.floor));
             kept.for_each(|(&pair, &floor)| check(pair, floor));
         } else {

@@ -176,14 +176,10 @@ pub(super) fn begin(sc: &SurfaceCollision, prev: &[Record], now: &[Record], s: &
     s.shift = common_shift(sc.vertices(), prev, now);
     s.predicted.clear();
     s.predicted.extend_from_slice(now);
-    s.rebuild = !s.kept.covers(sc, prev, now, s.shift);
+    s.rebuild = !s.kept.covers(sc, prev, now, s.shift, &mut s.spread);
     if s.rebuild {
-        let k = &mut s.kept;
-        k.anchor.clear();
-        k.anchor.extend_from_slice(prev);
-        k.drift = [0.0; 3];
-        k.key = sc.key();
         s.boxes.fill(sc, prev, prev, [0.0; 3]);
+        s.kept.reset(sc, prev, &s.boxes);
         s.reach = sc.search_pad() + KEEP_MARGIN * sc.mean_edge();
         let (cell, boxes) = (cell(sc, s.reach), &s.boxes);
         let [tris, edges] = &mut s.grids;
@@ -214,7 +210,7 @@ pub(super) fn rebuild_chunk(sc: &SurfaceCollision, s: &Scratch, c: usize, chunk:
 /// Stage 3 (one work item): whether the kept pairs cover the step, the step's boxes and each
 /// particle's wander; for a step faster than the margin, its own broad phase and contacts.
 pub(super) fn prepare(sc: &SurfaceCollision, prev: &[Record], now: &[Record], s: &mut Scratch) {
-    s.covered = !s.rebuild || s.kept.covers(sc, prev, now, s.shift);
+    s.covered = !s.rebuild || s.kept.covers(sc, prev, now, s.shift, &mut s.spread);
     s.boxes.fill(sc, prev, now, s.shift);
     if s.covered {
         s.slack = s.kept.wander(sc, prev, now, &mut s.wander);
