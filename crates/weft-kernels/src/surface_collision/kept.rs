@@ -4,9 +4,9 @@
 //! **Clusters.** Both proofs, and the test that the kept pairs still hold every pair a step
 //! needs ([`Kept::covers`]), bound how much nearer two points have come since the anchor. A
 //! cloth that drapes moves by metres per second in one part against another, but two points a
-//! few edges apart move nearly alike. So the vertices are grouped at the anchor into at most
-//! [`MAX_CLUSTERS`] clusters (cells of a coarse grid over their anchor positions), and each
-//! bound takes two parts: how far a cluster's points have moved apart from one another, and how
+//! few edges apart move nearly alike. So the vertices are grouped at the anchor into clusters
+//! (the cells, [`CLUSTER_EDGES`] mean edges wide, of a grid over their anchor positions), and
+//! each bound takes two parts: how far a cluster's points have moved apart from one another, and how
 //! far two clusters have moved apart. Two points of one cluster (or of clusters moving alike)
 //! then bound each other by their own spread, however far the cloth has moved.
 
