@@ -76,8 +76,6 @@ pub(super) struct Wander {
     particles: Vec<[f32; 2]>,
     /// Per cluster, the middle of its points' displacements at the step's start (m).
     centres: Vec<[f32; 3]>,
-    /// Per particle, its cluster (the anchor's).
-    cluster: Vec<u32>,
     spread: Spread,
 }
 
@@ -185,21 +183,18 @@ impl Kept {
         let (budget, reach) = (0.99 * margin - 1e-6, sc.search_pad() + margin);
         self.spread(sc, &[(prev, [0.0; 3]), (now, shift)], spread);
         let (low, high) = (&spread.low, &spread.high);
-        let all_within = (0..3).all(|k| {
+        let range = [0, 1, 2].map(|k| {
             let lo = low.iter().fold(f32::INFINITY, |m, l| m.min(l[k]));
-            high.iter().fold(f32::NEG_INFINITY, |m, h| m.max(h[k])) - lo <= budget
+            high.iter().fold(f32::NEG_INFINITY, |m, h| m.max(h[k])) - lo
         });
-        if all_within {
+        if range.iter().all(|&r| r <= budget) {
             return true;
         }
         // Clusters farther apart than `near` along an axis: features of theirs were that far
         // apart less their extents along the axis that parts them most, which the spread of
         // the whole cloth must not close by more than the margin.
-        let whole = (0..3).all(|k| {
-            let lo = low.iter().fold(f32::INFINITY, |m, l| m.min(l[k]));
-            let far = self.near - 2.0 * self.extent - reach;
-            high.iter().fold(f32::NEG_INFINITY, |m, h| m.max(h[k])) - lo <= budget + far
-        });
+        let far = self.near - 2.0 * self.extent - reach;
+        let whole = range.iter().all(|&r| r <= budget + far);
         let boxes = &self.cluster_boxes;
         whole
             && self.near_pairs.iter().all(|&(c, d)| {
@@ -238,7 +233,6 @@ impl Kept {
         let (low, high) = (&wander.spread.low, &wander.spread.high);
         wander.centres.clear();
         wander.centres.extend(low.iter().zip(high).map(|(l, h)| [0, 1, 2].map(|k| 0.5 * (l[k] + h[k]))));
-        wander.cluster.clone_from(&self.cluster);
         wander.particles.resize(prev.len(), [0.0; 2]);
         let c = self.drift.map(|d| d as f32);
         let mut most = c.iter().fold(0.0f32, |m, x| m.max(x.abs()));
@@ -326,8 +320,15 @@ fn take_in(b: &mut Aabb, p: Record) {
 /// test compares with the search's reach
 /// (`SurfaceCollision::vertex_triangle_contact`), at most `SEARCH_REACH` times the largest
 /// thickness.
-pub(super) fn far_apart(sc: &SurfaceCollision, pair: Pair, floor: f32, wander: &Wander, slack: f32) -> bool {
-    let [off, step] = pair_wander(sc, pair, wander);
+pub(super) fn far_apart(
+    sc: &SurfaceCollision,
+    kept: &Kept,
+    pair: Pair,
+    floor: f32,
+    wander: &Wander,
+    slack: f32,
+) -> bool {
+    let [off, step] = pair_wander(sc, kept, pair, wander);
     floor - (off + step) > SEARCH_REACH * sc.max_thickness() + slack
 }
 
@@ -339,13 +340,14 @@ pub(super) fn far_apart(sc: &SurfaceCollision, pair: Pair, floor: f32, wander: &
 /// closest points.
 pub(super) fn apart_through_step(
     sc: &SurfaceCollision,
+    kept: &Kept,
     pair: Pair,
     floor: f32,
     wander: &Wander,
     slack: f32,
 ) -> bool {
     const { assert!(proximity::MAX_ADVANCES >= 200) };
-    let [off, step] = pair_wander(sc, pair, wander);
+    let [off, step] = pair_wander(sc, kept, pair, wander);
     // The distance through the step is at least `floor − off − step`; advancement moves on by
     // that less the gap over the relative motion, which is at most `step` (1 % for rounding).
     let margin = floor - (off + step) - sc.guard_gap() - slack;
@@ -356,13 +358,13 @@ pub(super) fn apart_through_step(
 /// at the anchor (the most of each feature's points from their clusters' centres, summed over
 /// the two features, plus the most two of their clusters' centres have moved apart), and the
 /// most of each feature's motion in the step, summed (m).
-fn pair_wander(sc: &SurfaceCollision, pair: Pair, wander: &Wander) -> [f32; 2] {
+fn pair_wander(sc: &SurfaceCollision, kept: &Kept, pair: Pair, wander: &Wander) -> [f32; 2] {
     let p = particles(sc, pair);
     let split = if pair.0 == PairKind::VertexTriangle { 1 } else { 2 };
     let w = &wander.particles;
     let most = |ids: &[u32], j: usize| ids.iter().fold(0.0f32, |m, &i| m.max(w[i as usize][j]));
     let (a, b) = p.split_at(split);
-    let cluster = |i: u32| wander.cluster[i as usize];
+    let cluster = |i: u32| kept.cluster[i as usize];
     let mut apart = 0.0f32;
     if p.iter().any(|&i| cluster(i) != cluster(p[0])) {
         for &i in a {

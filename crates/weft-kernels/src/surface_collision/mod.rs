@@ -245,11 +245,11 @@ fn guard_into(
         let slack = if floors_hold { s.kept.wander(sc, prev, now, &mut s.wander) } else { f32::NAN };
         let reuse =
             searched && 2.0 * farthest_from(sc.vertices(), now, &s.predicted) + gap <= 0.99 * sc.search_pad();
-        let (marked, boxes, wander) = (&mut s.marked, &s.boxes, &s.wander);
+        let (marked, boxes, wander, kept) = (&mut s.marked, &s.boxes, &s.wander, &s.kept);
         let mut check = |pair: Pair, floor: f32| {
             let p = particles(sc, pair);
             if boxes.meet(pair, gap)
-                && !(floors_hold && kept::apart_through_step(sc, pair, floor, wander, slack))
+                && !(floors_hold && kept::apart_through_step(sc, kept, pair, floor, wander, slack))
                 && sc.may_touch(pair.0, p, prev, now)
             {
                 let free = p.iter().filter(|&&i| now[i as usize][3] > 0.0 && moved(prev, now, i));

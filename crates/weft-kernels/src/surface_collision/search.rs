@@ -255,7 +255,7 @@ pub(super) fn scan_chunk(
         }
         chunk.pairs.push(pair);
         chunk.pair_floors.push(chunk.floor[k]);
-        if !far_apart(sc, pair, chunk.floor[k], &s.wander, s.slack) {
+        if !far_apart(sc, &s.kept, pair, chunk.floor[k], &s.wander, s.slack) {
             chunk.contacts.extend(contact(sc, pair, prev, now));
         }
     }
