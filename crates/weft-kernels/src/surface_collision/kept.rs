@@ -68,7 +68,8 @@ pub(super) struct Spread {
     high: Vec<[f32; 3]>,
 }
 
-/// Each particle's wander in a step ([`Kept::wander`]) and each cluster's centre.
+/// Each particle's wander in a step ([`Kept::wander`]), each cluster's centre, and per cluster
+/// the bounds of the wander of the kept pairs it is home to.
 #[derive(Debug, Default)]
 pub(super) struct Wander {
     /// Per particle: how far it is at the step's start from its anchor less the drift and its
@@ -76,6 +77,14 @@ pub(super) struct Wander {
     particles: Vec<[f32; 2]>,
     /// Per cluster, the middle of its points' displacements at the step's start (m).
     centres: Vec<[f32; 3]>,
+    /// Per cluster, at least the sum [`far_apart`] takes of any kept pair whose home
+    /// ([`Kept::home`]) it is, and at least that pair's motion in the step (m; see
+    /// [`Kept::bound_wander`]).
+    pub(super) bound: Vec<[f32; 2]>,
+    /// Per cluster, the most wander and motion of its points, and of `N(c)` with the farthest
+    /// centre (`Kept::bound_wander`'s scratch).
+    most: Vec<[f32; 2]>,
+    near: Vec<[f32; 3]>,
     spread: Spread,
 }
 
@@ -245,8 +254,52 @@ impl Kept {
             wander.particles[i as usize] = [length(off), length(step)];
             most = (0..3).fold(most, |m, k| m.max(x[k].abs()).max(y[k].abs()).max(a[k].abs()));
         }
+        self.bound_wander(sc, wander);
         // The rounding of the differences and lengths above, four particles' worth, with room.
         64.0 * f32::EPSILON * (most + sc.search_pad())
+    }
+
+    /// The home of a kept pair whose first particle is `first`: that particle's cluster. Every
+    /// particle of a kept pair lies in its home or a cluster near it (in `near_pairs`): the
+    /// pair's features were within the reach of each other at the anchor, so any two of its
+    /// points were within the reach plus two extents along every axis, which is less than
+    /// `near`.
+    pub(super) fn home(&self, first: u32) -> u32 {
+        self.cluster[first as usize]
+    }
+
+    /// Fills `wander.bound` from its particles and centres: per cluster `c`, with `N(c)` the
+    /// clusters near it and itself, twice the most wander from a centre in `N(c)`, plus twice the
+    /// farthest centre of `N(c)` from `c`'s (two points' clusters' centres are no farther apart),
+    /// plus twice the most motion in `N(c)`, all with 1/10,000 for rounding — at least
+    /// [`pair_wander`]'s sum of any kept pair at home in `c`; and twice the most motion, at least
+    /// its motion. A `NaN` counts as infinite (`max` would pass over it), so it proves nothing.
+    fn bound_wander(&self, sc: &SurfaceCollision, wander: &mut Wander) {
+        let most = &mut wander.most;
+        most.clear();
+        most.resize(self.cluster_boxes.len(), [0.0; 2]);
+        let up = |x: f32| if x.is_nan() { f32::INFINITY } else { x };
+        for &i in sc.vertices() {
+            let (c, w) = (self.cluster[i as usize] as usize, wander.particles[i as usize].map(up));
+            most[c] = [most[c][0].max(w[0]), most[c][1].max(w[1])];
+        }
+        // Per cluster: the most wander and motion of `N(c)`, and the farthest centre from its.
+        let near = &mut wander.near;
+        near.clear();
+        near.extend(most.iter().map(|m| [m[0], m[1], 0.0]));
+        for &(c, d) in &self.near_pairs {
+            let (c, d) = (c as usize, d as usize);
+            let (x, y) = (wander.centres[c], wander.centres[d]);
+            let far = up(length([0, 1, 2].map(|k| x[k] - y[k])));
+            for (e, f) in [(c, d), (d, c)] {
+                near[e] = [near[e][0].max(most[f][0]), near[e][1].max(most[f][1]), near[e][2].max(far)];
+            }
+        }
+        const ROUNDING: f32 = 1.0 + 1e-4;
+        wander.bound.clear();
+        wander
+            .bound
+            .extend(near.iter().map(|m| [2.0 * (m[0] + m[2] + m[1]), 2.0 * m[1]].map(|x| x * ROUNDING)));
     }
 }
 
@@ -352,6 +405,34 @@ pub(super) fn apart_through_step(
     // that less the gap over the relative motion, which is at most `step` (1 % for rounding).
     let margin = floor - (off + step) - sc.guard_gap() - slack;
     margin > 0.0 && 100.0 * margin >= 1.01 * step + slack
+}
+
+/// Whether a kept pair passes [`far_apart`] by its home's bound alone (`bound`, a cluster's
+/// `Wander::bound`, with `reach`, [`far_apart`]'s `SEARCH_REACH·h_max + slack`): its floor less
+/// the bound, which is at least the pair's sum, is farther than the reach (the subtraction
+/// rounds no higher than [`far_apart`]'s, so the answer implies its).
+#[inline]
+pub(super) fn far_by_home(floor: f32, bound: [f32; 2], reach: f32) -> bool {
+    floor - bound[0] > reach
+}
+
+/// Whether the guard of a step, its wander `wander` (with `slack`), may pass over every kept
+/// pair the step's search passed over by [`far_by_home`] with the bounds `scanned` and `reach`:
+/// each such pair's floor is above `reach` plus its home's scanned bound, so
+/// [`apart_through_step`]'s margin is at least `reach + scanned − bound − gap − slack` by the
+/// home's bounds (less 1/10,000 of the sum for rounding), which this tests per cluster.
+pub(super) fn passed_over_stay_apart(
+    sc: &SurfaceCollision,
+    scanned: &[[f32; 2]],
+    reach: f32,
+    wander: &Wander,
+    slack: f32,
+) -> bool {
+    scanned.len() == wander.bound.len()
+        && scanned.iter().zip(&wander.bound).all(|(s, b)| {
+            let margin = reach + s[0] - b[0] - sc.guard_gap() - slack - 1e-4 * (reach + s[0] + b[0]);
+            margin > 0.0 && 100.0 * margin >= 1.01 * b[1] + slack
+        })
 }
 
 /// How much nearer the points of the features of `pair` can have come at the step's start than

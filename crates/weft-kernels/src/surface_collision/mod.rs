@@ -5,7 +5,8 @@
 //! each, so the result is the same bits for any thread count. The broad phase is
 //! `weft_geometry`'s grid over the features' boxes, whose candidate pairs are kept from step to
 //! step (`kept`, see [`KEEP_MARGIN`]); a kept pair proven too far apart for a contact in a
-//! step skips the closest-point test (`kept::far_apart`), and one proven to stay clear of the
+//! step skips the closest-point test (`kept::far_apart`; by its home cluster's bound alone,
+//! `kept::far_by_home`, it skips even the box test), and one proven to stay clear of the
 //! guard's gap through the step skips the guard's (`kept::apart_through_step`).
 //!
 //! The pure functions ([`find_contacts`], [`project`], [`guard`]) run on whole slices; the
@@ -65,6 +66,9 @@ pub(crate) struct Scratch {
     covered: bool,
     /// The slack of the wander test (m; see `kept::far_apart`).
     slack: f32,
+    /// The scan's reach and per cluster its bounds (m; see `kept::far_by_home`), for the guard.
+    scan_reach: f32,
+    scanned: Vec<[f32; 2]>,
     /// The search's candidate pairs, for the guard, and per pair its floor (m; `NaN`: none, see
     /// `kept::Kept::floor`).
     pairs: Vec<Pair>,
@@ -123,6 +127,18 @@ impl FeatureBoxes {
         self.triangles.extend(sc.triangles().iter().map(|t| swept_box(t, prev, now, shift, 0.0)));
         self.edges.clear();
         self.edges.extend(sc.edges().iter().map(|e| swept_box(e, prev, now, shift, 0.0)));
+    }
+
+    /// A lower bound of the distance between the features of `pair` (m): the distance between
+    /// their boxes, with a hundred thousandth off for rounding.
+    fn gap(&self, (kind, a, b): Pair) -> f32 {
+        let (x, y) = match kind {
+            PairKind::VertexTriangle => (&self.vertices[a as usize], &self.triangles[b as usize]),
+            PairKind::EdgeEdge => (&self.edges[a as usize], &self.edges[b as usize]),
+        };
+        let apart = |k: usize| (y.min[k] - x.max[k]).max(x.min[k] - y.max[k]).max(0.0);
+        let squares = apart(0) * apart(0) + apart(1) * apart(1) + apart(2) * apart(2);
+        squares.sqrt() * (1.0 - 1e-5)
     }
 
     /// `SurfaceCollision::boxes_meet` of the pair, from the boxes.
@@ -219,8 +235,9 @@ fn push_cap(weights: [f32; 4], inv: [f32; 4], gap: f32, denom: f32) -> f32 {
 /// may touch during the step from `prev` to `positions` back to `prev` (with `displacement` 0),
 /// round after round until no pair may touch. The pairs checked are those whose boxes (less the
 /// step's shift) meet with the guard's gap; they are the search's candidates while every
-/// particle is within `(search pad − gap)/2` of its prediction (so every such pair is one of
-/// them), else the kept pairs while they cover the step (the gap is under the search pad), else a
+/// particle is within `(search pad − gap)/2` of its prediction and the pairs the search set
+/// aside by their homes' bounds provably stay clear of the gap (`kept::passed_over_stay_apart`;
+/// so every such pair is one of them or would be passed over), else the kept pairs while they cover the step (the gap is under the search pad), else a
 /// broad phase finds them. The same pairs in any of the three ways, and what a round does with
 /// them depends on the set only (the particles to move back are sorted), so the result is too.
 /// Returns `(reverted, unresolved)`.
@@ -243,8 +260,9 @@ fn guard_into(
         let now: &[Record] = positions;
         s.boxes.fill(sc, prev, now, shift);
         let slack = if floors_hold { s.kept.wander(sc, prev, now, &mut s.wander) } else { f32::NAN };
-        let reuse =
-            searched && 2.0 * farthest_from(sc.vertices(), now, &s.predicted) + gap <= 0.99 * sc.search_pad();
+        let reuse = searched
+            && 2.0 * farthest_from(sc.vertices(), now, &s.predicted) + gap <= 0.99 * sc.search_pad()
+            && (!floors_hold || kept::passed_over_stay_apart(sc, &s.scanned, s.scan_reach, &s.wander, slack));
         let (marked, boxes, wander, kept) = (&mut s.marked, &s.boxes, &s.wander, &s.kept);
         let mut check = |pair: Pair, floor: f32| {
             let p = particles(sc, pair);

@@ -2,20 +2,20 @@
 //! [`Buffers::search`] runs in turn: [`begin`] (one work item: the shift, and when the kept pairs
 //! no longer cover the step, their anchor, boxes and grids), [`rebuild_chunk`] (each of
 //! [`SEARCH_CHUNKS`] items finds the kept pairs of its share of the vertices and of the edges),
-//! [`prepare`] (one item: the step's boxes and each particle's wander), [`scan_chunk`] (each
-//! item tests its kept pairs: boxes, then the proof that they are too far apart, then closest
-//! points) and [`join`] (one item: the chunks' pairs and contacts in chunk order). The chunks are
+//! [`prepare`] (one item: the step's boxes, each particle's wander and each cluster's bound),
+//! [`scan_chunk`] (each item tests its kept pairs, each feature's nearest first: its home's
+//! bound, boxes, then the proof that they are too far apart, then closest points) and [`join`] (one item: the chunks' pairs and contacts in chunk order). The chunks are
 //! cut the same way for any number of threads and joined in the fixed order (every
 //! vertex–triangle pair by vertex, then every edge–edge pair by first edge), so the contacts,
 //! and the step, are the same bits for any thread count.
 
 use std::ops::Range;
 
-use weft_core::surface_collision::{Contact, SurfaceCollision, common_shift};
+use weft_core::surface_collision::{Contact, SEARCH_REACH, SurfaceCollision, common_shift};
 use weft_geometry::Grid;
 use weft_geometry::proximity::PairKind;
 
-use super::kept::{KEEP_MARGIN, far_apart};
+use super::kept::{KEEP_MARGIN, far_apart, far_by_home};
 use super::{FeatureBoxes, MAX_CELLS, Pair, Scratch, SurfaceStats, particles};
 use crate::records::Record;
 
@@ -24,15 +24,32 @@ use crate::records::Record;
 pub(crate) const SEARCH_CHUNKS: usize = 32;
 
 /// One work item of the search: the kept pairs of its share of the vertices and of the edges,
-/// and what a step found among them. Each list holds the vertex–triangle pairs first, then the
-/// edge–edge pairs, with the count of the first kept beside it.
+/// and what a step found among them. The kept pairs lie in one run per feature of the share
+/// (its vertices, then its edges), each run the pairs of that feature (as the first) sorted by
+/// their box gap at the anchor, nearest first, so that a step reads each run only up to the
+/// first pair its bound proves too far (`super::kept::far_by_home`). The lists of a step hold
+/// the vertex–triangle pairs first, then the edge–edge pairs, with the count of the first
+/// beside them.
 #[derive(Debug, Default)]
 pub(crate) struct Chunk {
     near: Vec<u32>,
     pub(super) kept: Vec<Pair>,
-    kept_split: usize,
+    /// Per feature of the share, where its run of `kept` starts, and one more: where the last
+    /// ends.
+    starts: Vec<u32>,
+    /// Per feature of the share, its home (`Kept::home`).
+    homes: Vec<u32>,
+    /// How many of the share's features are vertices.
+    vertex_count: usize,
+    /// Per kept pair, the distance of its features' boxes at the anchor (m; a floor that needs
+    /// no closest points, `FeatureBoxes::gap`).
+    gap: Vec<f32>,
     /// Per kept pair, `Kept::floor` (m), `NaN` until a step first needs it.
     pub(super) floor: Vec<f32>,
+    /// A run's pairs with their gaps, sorted as they are kept; a run's contacts by second
+    /// feature, put in order as they are joined.
+    run: Vec<(f32, u32)>,
+    found: Vec<(u32, Contact)>,
     pairs: Vec<Pair>,
     /// Per pair of `pairs`, its floor (m).
     pair_floors: Vec<f32>,
@@ -190,21 +207,50 @@ pub(super) fn begin(sc: &SurfaceCollision, prev: &[Record], now: &[Record], s: &
 }
 
 /// Stage 2 (item `c` of [`SEARCH_CHUNKS`]): when [`begin`] anchored the kept pairs anew, those
-/// of chunk `c`'s vertices and edges.
+/// of chunk `c`'s vertices and edges, in runs (see [`Chunk`]).
 pub(super) fn rebuild_chunk(sc: &SurfaceCollision, s: &Scratch, c: usize, chunk: &mut Chunk) {
     if !s.rebuild {
         return;
     }
-    let (near, kept) = (&mut chunk.near, &mut chunk.kept);
-    kept.clear();
+    chunk.kept.clear();
+    chunk.gap.clear();
+    chunk.starts.clear();
+    chunk.homes.clear();
+    let (near, run) = (&mut chunk.near, &mut chunk.run);
     let vertices = &sc.vertices()[share(c, sc.vertices().len())];
-    vertex_pairs(sc, (&s.boxes, s.reach, &s.grids[0]), vertices, near, |pair| kept.push(pair));
-    chunk.kept_split = kept.len();
-    edge_pairs(sc, (&s.boxes, s.reach, &s.grids[1]), share(c, sc.edges().len()), near, |pair| {
-        kept.push(pair)
-    });
+    chunk.vertex_count = vertices.len();
+    for &v in vertices {
+        run.clear();
+        let pair = |t| (PairKind::VertexTriangle, v, t);
+        vertex_pairs(sc, (&s.boxes, s.reach, &s.grids[0]), &[v], near, |p| run.push((s.boxes.gap(p), p.2)));
+        keep_run(chunk.kept.len(), run, pair, (&mut chunk.kept, &mut chunk.gap, &mut chunk.starts));
+        chunk.homes.push(s.kept.home(v));
+    }
+    for e in share(c, sc.edges().len()) {
+        run.clear();
+        let pair = |f| (PairKind::EdgeEdge, e as u32, f);
+        edge_pairs(sc, (&s.boxes, s.reach, &s.grids[1]), e..e + 1, near, |p| run.push((s.boxes.gap(p), p.2)));
+        keep_run(chunk.kept.len(), run, pair, (&mut chunk.kept, &mut chunk.gap, &mut chunk.starts));
+        chunk.homes.push(s.kept.home(sc.edges()[e][0]));
+    }
+    chunk.starts.push(chunk.kept.len() as u32);
     chunk.floor.clear();
-    chunk.floor.resize(kept.len(), f32::NAN);
+    chunk.floor.resize(chunk.kept.len(), f32::NAN);
+}
+
+/// Appends one feature's run (its pairs' gaps and second features, `pair` making each pair),
+/// sorted nearest first (then by second feature), to the kept pairs and their gaps, and its
+/// start (`at`) to the starts.
+fn keep_run(
+    at: usize,
+    run: &mut [(f32, u32)],
+    pair: impl Fn(u32) -> Pair,
+    (kept, gap, starts): (&mut Vec<Pair>, &mut Vec<f32>, &mut Vec<u32>),
+) {
+    run.sort_unstable_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
+    starts.push(at as u32);
+    kept.extend(run.iter().map(|&(_, b)| pair(b)));
+    gap.extend(run.iter().map(|&(g, _)| g));
 }
 
 /// Stage 3 (one work item): whether the kept pairs cover the step, the step's boxes and each
@@ -214,6 +260,8 @@ pub(super) fn prepare(sc: &SurfaceCollision, prev: &[Record], now: &[Record], s:
     s.boxes.fill(sc, prev, now, s.shift);
     if s.covered {
         s.slack = s.kept.wander(sc, prev, now, &mut s.wander);
+        s.scan_reach = SEARCH_REACH * sc.max_thickness() + s.slack;
+        s.scanned.clone_from(&s.wander.bound);
     } else {
         let (contacts, pairs) = (&mut s.contacts, &mut s.pairs);
         let floors = &mut s.pair_floors;
@@ -241,25 +289,39 @@ pub(super) fn scan_chunk(
     if !s.covered {
         return;
     }
-    let pad = sc.search_pad();
-    for k in 0..chunk.kept.len() {
-        if k == chunk.kept_split {
+    let (pad, reach, bounds) = (sc.search_pad(), s.scan_reach, &s.scanned);
+    for f in 0..chunk.homes.len() {
+        if f == chunk.vertex_count {
             (chunk.pairs_split, chunk.contacts_split) = (chunk.pairs.len(), chunk.contacts.len());
         }
-        let pair = chunk.kept[k];
-        if !s.boxes.meet(pair, pad) {
-            continue;
+        let bound = bounds[chunk.homes[f] as usize];
+        for k in chunk.starts[f] as usize..chunk.starts[f + 1] as usize {
+            if far_by_home(chunk.gap[k], bound, reach) {
+                break; // and every pair after it in the run, whose gap is no smaller
+            }
+            let pair = chunk.kept[k];
+            // `NaN` (no floor yet) is never far.
+            if far_by_home(chunk.floor[k], bound, reach) || !s.boxes.meet(pair, pad) {
+                continue;
+            }
+            if chunk.floor[k].is_nan() {
+                chunk.floor[k] = s.kept.floor(sc, pair);
+            }
+            let floor = chunk.floor[k];
+            if far_by_home(floor, bound, reach) {
+                continue;
+            }
+            chunk.pairs.push(pair);
+            chunk.pair_floors.push(floor);
+            if !far_apart(sc, &s.kept, pair, floor, &s.wander, s.slack) {
+                chunk.found.extend(contact(sc, pair, prev, now).map(|c| (pair.2, c)));
+            }
         }
-        if chunk.floor[k].is_nan() {
-            chunk.floor[k] = s.kept.floor(sc, pair);
-        }
-        chunk.pairs.push(pair);
-        chunk.pair_floors.push(chunk.floor[k]);
-        if !far_apart(sc, &s.kept, pair, chunk.floor[k], &s.wander, s.slack) {
-            chunk.contacts.extend(contact(sc, pair, prev, now));
-        }
+        // The run's contacts in the fixed order: by second feature.
+        chunk.found.sort_unstable_by_key(|&(b, _)| b);
+        chunk.contacts.extend(chunk.found.drain(..).map(|(_, c)| c));
     }
-    if chunk.kept_split == chunk.kept.len() {
+    if chunk.vertex_count == chunk.homes.len() {
         (chunk.pairs_split, chunk.contacts_split) = (chunk.pairs.len(), chunk.contacts.len());
     }
 }
