@@ -237,8 +237,8 @@ fn push_cap(weights: [f32; 4], inv: [f32; 4], gap: f32, denom: f32) -> f32 {
 /// step's shift) meet with the guard's gap; they are the search's candidates while every
 /// particle is within `(search pad − gap)/2` of its prediction and the pairs the search set
 /// aside by their homes' bounds provably stay clear of the gap (`kept::passed_over_stay_apart`;
-/// so every such pair is one of them or would be passed over), else the kept pairs while they cover the step (the gap is under the search pad), else a
-/// broad phase finds them. The same pairs in any of the three ways, and what a round does with
+/// so every such pair is one of them or would be passed over), else the kept pairs while they
+/// cover the step (the gap is under the search pad), else a broad phase finds them. The same pairs in any of the three ways, and what a round does with
 /// them depends on the set only (the particles to move back are sorted), so the result is too.
 /// Returns `(reverted, unresolved)`.
 fn guard_into(

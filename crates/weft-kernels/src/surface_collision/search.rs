@@ -4,10 +4,11 @@
 //! [`SEARCH_CHUNKS`] items finds the kept pairs of its share of the vertices and of the edges),
 //! [`prepare`] (one item: the step's boxes, each particle's wander and each cluster's bound),
 //! [`scan_chunk`] (each item tests its kept pairs, each feature's nearest first: its home's
-//! bound, boxes, then the proof that they are too far apart, then closest points) and [`join`] (one item: the chunks' pairs and contacts in chunk order). The chunks are
-//! cut the same way for any number of threads and joined in the fixed order (every
-//! vertex–triangle pair by vertex, then every edge–edge pair by first edge), so the contacts,
-//! and the step, are the same bits for any thread count.
+//! bound, boxes, then the proof that they are too far apart, then closest points) and [`join`]
+//! (one item: the chunks' pairs and contacts in chunk order). The chunks are cut the same way
+//! for any number of threads and joined in the fixed order (every vertex–triangle pair by
+//! vertex, then every edge–edge pair by first edge), so the contacts, and the step, are the same
+//! bits for any thread count.
 
 use std::ops::Range;
 
@@ -107,52 +108,41 @@ fn cell(sc: &SurfaceCollision, pad: f32) -> f64 {
     sc.mean_edge().max(pad).max(f32::MIN_POSITIVE) as f64
 }
 
-/// `on_pair` for each vertex–triangle pair of `vertices` (in order, then triangle ascending)
-/// whose boxes meet (the vertex's grown by `pad`), the triangles in `grid`.
-fn vertex_pairs(
+/// Fills `near` (cleared first, in the grid's order) with the triangles of `grid` that are not
+/// `v`'s own and whose boxes meet `v`'s grown by `pad`.
+fn near_triangles(
     sc: &SurfaceCollision,
     (boxes, pad, grid): (&FeatureBoxes, f32, &Grid),
-    vertices: &[u32],
+    v: u32,
     near: &mut Vec<u32>,
-    mut on_pair: impl FnMut(Pair),
 ) {
     let tris = sc.triangles();
-    for &v in vertices {
-        // The pairs tested as the grid lists them, then sorted: fewer to sort than the listed.
-        near.clear();
-        grid.for_each_in_box(&boxes.vertices[v as usize].grown(pad), |t| {
-            if !tris[t as usize].contains(&v) && boxes.meet((PairKind::VertexTriangle, v, t), pad) {
-                near.push(t);
-            }
-        });
-        near.sort_unstable();
-        near.iter().for_each(|&t| on_pair((PairKind::VertexTriangle, v, t)));
-    }
+    near.clear();
+    grid.for_each_in_box(&boxes.vertices[v as usize].grown(pad), |t| {
+        if !tris[t as usize].contains(&v) && boxes.meet((PairKind::VertexTriangle, v, t), pad) {
+            near.push(t);
+        }
+    });
 }
 
-/// `on_pair` for each edge–edge pair `(e, f)`, `e` in `edges` ascending, `f > e` ascending,
-/// sharing no particle, whose boxes meet (the first grown by `pad`), the edges in `grid`.
-fn edge_pairs(
+/// Fills `near` (cleared first, in the grid's order) with the edges `f > e` of `grid` that share
+/// no particle with edge `e` and whose boxes meet `e`'s grown by `pad`.
+fn near_edges(
     sc: &SurfaceCollision,
     (boxes, pad, grid): (&FeatureBoxes, f32, &Grid),
-    edges: Range<usize>,
+    e: usize,
     near: &mut Vec<u32>,
-    mut on_pair: impl FnMut(Pair),
 ) {
     let all = sc.edges();
-    for e in edges {
-        let a = all[e];
-        near.clear();
-        grid.for_each_in_box(&boxes.edges[e].grown(pad), |f| {
-            let b = all[f as usize];
-            let pair = (PairKind::EdgeEdge, e as u32, f);
-            if f as usize > e && !a.contains(&b[0]) && !a.contains(&b[1]) && boxes.meet(pair, pad) {
-                near.push(f);
-            }
-        });
-        near.sort_unstable();
-        near.iter().for_each(|&f| on_pair((PairKind::EdgeEdge, e as u32, f)));
-    }
+    let a = all[e];
+    near.clear();
+    grid.for_each_in_box(&boxes.edges[e].grown(pad), |f| {
+        let b = all[f as usize];
+        let pair = (PairKind::EdgeEdge, e as u32, f);
+        if f as usize > e && !a.contains(&b[0]) && !a.contains(&b[1]) && boxes.meet(pair, pad) {
+            near.push(f);
+        }
+    });
 }
 
 /// Every candidate pair of features whose `boxes` meet (the first feature's grown by `pad`), in
@@ -167,12 +157,19 @@ pub(super) fn candidate_pairs(
     mut on_pair: impl FnMut(Pair),
 ) {
     let cell = cell(sc, pad);
-    let tris = sc.triangles();
-    grid.build_boxes(cell, MAX_CELLS, tris.len(), |t| boxes.triangles[t]);
-    vertex_pairs(sc, (boxes, pad, grid), sc.vertices(), near, &mut on_pair);
-    let edges = sc.edges();
-    grid.build_boxes(cell, MAX_CELLS, edges.len(), |e| boxes.edges[e]);
-    edge_pairs(sc, (boxes, pad, grid), 0..edges.len(), near, on_pair);
+    grid.build_boxes(cell, MAX_CELLS, sc.triangles().len(), |t| boxes.triangles[t]);
+    for &v in sc.vertices() {
+        // The pairs tested as the grid lists them, then sorted: fewer to sort than the listed.
+        near_triangles(sc, (boxes, pad, grid), v, near);
+        near.sort_unstable();
+        near.iter().for_each(|&t| on_pair((PairKind::VertexTriangle, v, t)));
+    }
+    grid.build_boxes(cell, MAX_CELLS, sc.edges().len(), |e| boxes.edges[e]);
+    for e in 0..sc.edges().len() {
+        near_edges(sc, (boxes, pad, grid), e, near);
+        near.sort_unstable();
+        near.iter().for_each(|&f| on_pair((PairKind::EdgeEdge, e as u32, f)));
+    }
 }
 
 /// The contact of `pair` in a step from `prev` to `now`, if it can come near.
@@ -220,16 +217,18 @@ pub(super) fn rebuild_chunk(sc: &SurfaceCollision, s: &Scratch, c: usize, chunk:
     let vertices = &sc.vertices()[share(c, sc.vertices().len())];
     chunk.vertex_count = vertices.len();
     for &v in vertices {
-        run.clear();
+        near_triangles(sc, (&s.boxes, s.reach, &s.grids[0]), v, near);
         let pair = |t| (PairKind::VertexTriangle, v, t);
-        vertex_pairs(sc, (&s.boxes, s.reach, &s.grids[0]), &[v], near, |p| run.push((s.boxes.gap(p), p.2)));
+        run.clear();
+        run.extend(near.iter().map(|&t| (s.boxes.gap(pair(t)), t)));
         keep_run(chunk.kept.len(), run, pair, (&mut chunk.kept, &mut chunk.gap, &mut chunk.starts));
         chunk.homes.push(s.kept.home(v));
     }
     for e in share(c, sc.edges().len()) {
-        run.clear();
+        near_edges(sc, (&s.boxes, s.reach, &s.grids[1]), e, near);
         let pair = |f| (PairKind::EdgeEdge, e as u32, f);
-        edge_pairs(sc, (&s.boxes, s.reach, &s.grids[1]), e..e + 1, near, |p| run.push((s.boxes.gap(p), p.2)));
+        run.clear();
+        run.extend(near.iter().map(|&f| (s.boxes.gap(pair(f)), f)));
         keep_run(chunk.kept.len(), run, pair, (&mut chunk.kept, &mut chunk.gap, &mut chunk.starts));
         chunk.homes.push(s.kept.home(sc.edges()[e][0]));
     }
