@@ -151,7 +151,8 @@ fn frames(
     // `crate::output`); it is settled before a checkpoint and after the last frame.
     let threads = rayon::current_num_threads();
     let (output, per_frame, start_intersections) = std::thread::scope(|scope| {
-        let mut writer = FrameWriter::new(scope, &cloths, output, threads)?;
+        let particles = bake.model.particles().len();
+        let mut writer = FrameWriter::new(scope, &cloths, output, particles, threads)?;
         if bake.first_frame == 1 {
             let mut positions = writer.buffer()?;
             stats::copy_positions(bake.model, &mut positions);
@@ -310,14 +311,20 @@ impl<'a> Bake<'a> {
     /// Stage **checkpoint**, after `frame` was written to `out` (the writer settled): every file
     /// flushed and synced, then the state and where each file stands recorded (see [`checkpointing`]).
     fn checkpoint(&self, frame: u32, out: &mut Output) -> Result<(), BakeError> {
-        let mut checkpoint =
-            checkpointing::capture(self.model, self.fingerprint, frame, self.cadence.since());
+        let mut marks = Vec::with_capacity(out.caches.len());
         for cache in &mut out.caches {
-            let mark = cache.writer.mark().map_err(|e| cache_err(&cache.name, cache.format, e))?;
-            checkpoint.caches.push(mark);
+            marks.push(cache.writer.mark().map_err(|e| cache_err(&cache.name, cache.format, e))?);
         }
-        checkpoint.stats_bytes =
+        let stats_bytes =
             out.stats.sync().map_err(|source| BakeError::File { path: out.stats.target().into(), source })?;
+        let checkpoint = checkpointing::capture(
+            self.model,
+            self.fingerprint,
+            frame,
+            self.cadence.since(),
+            &marks,
+            stats_bytes,
+        );
         let path = self.options.out_dir.join(CHECKPOINT_FILE);
         write_checkpoint(&path, &checkpoint).map_err(|source| BakeError::File { path, source })?;
         if self.options.crash_after_checkpoint == Some(frame) {

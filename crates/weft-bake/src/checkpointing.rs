@@ -9,12 +9,14 @@
 //! never stopped (the `resume` tests of the `weft` package). The checkpoint is removed once the bake has published its
 //! files.
 
-use std::fmt::Write as _;
+use std::hash::Hasher as _;
 use std::time::{Duration, Instant};
 
 use weft_core::Model;
+use weft_core::digest::{Digest, Hash64};
 use weft_io::CacheFormat;
-use weft_io::checkpoint::{Checkpoint, Fnv64};
+use weft_io::CacheMark;
+use weft_io::checkpoint::{Checkpoint, CheckpointView};
 use weft_kernels::KernelPath;
 
 use crate::stats::StatsLevel;
@@ -68,37 +70,45 @@ impl Schedule {
     }
 }
 
-/// Identifies a bake: the model as built (its every field, through its `Debug` form, streamed
-/// into a hash), the formats, the kernel, the statistics level and the weft build (version and SIMD level, since the
-/// bits of a bake are promised per build). Two bakes with the same fingerprint write the same
-/// bytes.
+/// Identifies a bake: the model as built (its every field, bit for bit, through
+/// [`weft_core::digest`]), the formats, the kernel, the statistics level and the weft build
+/// (version and SIMD level, since the bits of a bake are promised per build). Two bakes with the
+/// same fingerprint write the same bytes.
 pub fn fingerprint(model: &Model, formats: &[CacheFormat], kernel: KernelPath, stats: StatsLevel) -> u64 {
-    let mut h = Fnv64::default();
-    let _ = write!(
-        h,
-        "weft {} | {} | {kernel:?} | {formats:?} | {stats:?} | {model:?}",
+    let mut h = Hash64::default();
+    let build = format!(
+        "weft {} | {} | {kernel:?} | {formats:?} | {stats:?}",
         env!("CARGO_PKG_VERSION"),
         weft_kernels::simd_level()
     );
+    build.digest(&mut h);
+    model.digest(&mut h);
     h.finish()
 }
 
-/// The model's state now, for a checkpoint after `frame` (the cache marks and the statistics
-/// length are filled in by the caller). The model's substep count is the one the next frame
-/// starts with.
-pub(crate) fn capture(model: &Model, fingerprint: u64, frame: u32, stats_since: u64) -> Checkpoint {
+/// The model's state now, for a checkpoint after `frame`, with the caches' `marks` and the
+/// statistics file's length `stats_bytes`: borrowed from the model, never copied. The model's
+/// substep count is the one the next frame starts with.
+pub(crate) fn capture<'a>(
+    model: &'a Model,
+    fingerprint: u64,
+    frame: u32,
+    stats_since: u64,
+    marks: &'a [CacheMark],
+    stats_bytes: u64,
+) -> CheckpointView<'a> {
     let p = model.particles();
-    Checkpoint {
+    CheckpointView {
         fingerprint,
         frame,
         time: model.time(),
         substeps: model.settings().substeps,
         stats_since,
-        positions: p.positions().to_vec(),
-        prev_positions: p.prev_positions().to_vec(),
-        velocities: p.velocities().to_vec(),
-        caches: Vec::new(),
-        stats_bytes: 0,
+        positions: p.positions(),
+        prev_positions: p.prev_positions(),
+        velocities: p.velocities(),
+        caches: marks,
+        stats_bytes,
     }
 }
 
@@ -235,5 +245,23 @@ mod tests {
             fingerprint(&a, &pc2, KernelPath::Simd, StatsLevel::Light),
             fingerprint(&c, &pc2, KernelPath::Simd, StatsLevel::Light)
         );
+    }
+
+    #[test]
+    fn one_bit_anywhere_in_the_model_changes_the_fingerprint() {
+        let print = |m: &Model| fingerprint(m, &[CacheFormat::Pc2], KernelPath::Simd, StatsLevel::Light);
+        let grid = weft_testkit::models::Grid::new(6, 6);
+        let a = grid.model(weft_core::SimSettings::default());
+        // One coordinate of one particle one ulp off (particles go in bit for bit).
+        let mut moved = a.clone();
+        let x = &mut moved.parts_mut().particles.positions[17][0];
+        *x = x.next_up();
+        assert_ne!(print(&a), print(&moved));
+        // Every stretch constraint a little softer (the constraint lanes go in bit for bit).
+        let soft = weft_testkit::models::Grid { stretch: 1e-9, ..grid.clone() };
+        assert_ne!(print(&a), print(&soft.model(weft_core::SimSettings::default())));
+        // A setting (small values go in as their text).
+        let slower = weft_core::SimSettings { substeps: 7, ..weft_core::SimSettings::default() };
+        assert_ne!(print(&a), print(&grid.model(slower)));
     }
 }

@@ -125,10 +125,12 @@ const STATS_BUFFER: u64 = 8 << 10;
 /// Peak memory of a bake of `model` by `weft bake` writing `caches` PC2 caches of each cloth
 /// (1: one per cloth, as `weft validate` assumes), in bytes: an upper bound of its resident size
 /// at the peak (docs/performance.md). The process ([`PROCESS_BYTES`], 7 MiB), the scene the
-/// model was built from ([`scene_bytes`], which `weft bake` holds for the summary) and the heap
-/// of the bake ([`bake_heap_bytes`]).
+/// model was built from ([`scene_bytes`], which `weft bake` holds for the summary), the heap
+/// of the bake ([`bake_heap_bytes`]) and the write buffer of a checkpoint (`weft bake` writes
+/// them by default; a checkpoint is written from the model's state in pieces, never copied
+/// whole: `weft_io::checkpoint::write_checkpoint`).
 pub fn peak_bytes(model: &Model, caches: usize) -> u64 {
-    PROCESS_BYTES + scene_bytes(model) + bake_heap_bytes(model, caches)
+    PROCESS_BYTES + scene_bytes(model) + bake_heap_bytes(model, caches) + weft_io::WRITE_BUFFER as u64
 }
 
 /// The heap of a bake of `model` at its peak, in bytes, the model included ([`model_bytes`]):

@@ -236,22 +236,24 @@ pub(crate) struct FrameWriter<'scope, 'env> {
     parked: Option<Output>,
     /// The thread writing, while frames are handed to it.
     writing: Option<Writing<'scope>>,
-    /// Position buffers not in use, and how many there are in all.
+    /// Position buffers not in use (every buffer is made up front: a bake's peak memory does
+    /// not depend on how far the solver happens to run ahead).
     spare: Vec<Vec<P>>,
-    buffers: usize,
     /// What the frames written so far gave (grown as frames are baked, never reserved up front
     /// from a count in the scene; on the writing thread while it runs).
     rows: Rows,
 }
 
 impl<'scope, 'env> FrameWriter<'scope, 'env> {
-    /// `output`, parked, writing the caches of `cloths`: on a thread of `scope` beside a solver
-    /// of `threads` threads when the machine has more than one core, counting there when the
-    /// solver leaves a core free (see the [module docs](self)).
+    /// `output`, parked, writing the caches of `cloths` from the positions of `particles`
+    /// particles: on a thread of `scope` beside a solver of `threads` threads when the machine
+    /// has more than one core, counting there when the solver leaves a core free (see the
+    /// [module docs](self)), with [`BUFFERS`] buffers; in line with one.
     pub(crate) fn new(
         scope: &'scope Scope<'scope, 'env>,
         cloths: &'scope [ClothInfo],
         output: Output,
+        particles: usize,
         threads: usize,
     ) -> Result<Self, BakeError> {
         let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
@@ -264,6 +266,7 @@ impl<'scope, 'env> FrameWriter<'scope, 'env> {
                     .map_err(|source| BakeError::ThreadPool { threads: 1, source })
             })
             .transpose()?;
+        let buffers = if pool.is_some() { BUFFERS } else { 1 };
         Ok(FrameWriter {
             scope,
             cloths,
@@ -271,24 +274,19 @@ impl<'scope, 'env> FrameWriter<'scope, 'env> {
             count_beside: threads < cores,
             parked: Some(output),
             writing: None,
-            spare: Vec::new(),
-            buffers: 0,
+            spare: (0..buffers).map(|_| Vec::with_capacity(particles)).collect(),
             rows: Rows::default(),
         })
     }
 
-    /// A buffer for the next frame's positions: a spare one, a new one while there are fewer
-    /// than [`BUFFERS`], else the first the writing thread hands back (waiting for it).
+    /// A buffer for the next frame's positions: a spare one, else the first the writing thread
+    /// hands back (waiting for it).
     pub(crate) fn buffer(&mut self) -> Result<Vec<P>, BakeError> {
         if let Some(writing) = &self.writing {
             self.spare.extend(writing.buffers.try_iter());
         }
         if let Some(buffer) = self.spare.pop() {
             return Ok(buffer);
-        }
-        if self.buffers < BUFFERS {
-            self.buffers += 1;
-            return Ok(Vec::new());
         }
         match self.writing.as_ref().map(|w| w.buffers.recv()) {
             Some(Ok(buffer)) => Ok(buffer),

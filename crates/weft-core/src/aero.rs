@@ -26,6 +26,7 @@
 //! The wind is the same everywhere: a velocity keyed over time ([`wind_at`]).
 
 use crate::cloth::ClothContext;
+use crate::digest::{Digest, digest_debug};
 use crate::error::{BuildError, Rule, widen};
 use crate::settings::{SimSettings, WindKey};
 use crate::topology::triangle_area;
@@ -56,6 +57,18 @@ pub struct AeroModel {
     pub incidence_start: Vec<u32>,
     /// See `incidence_start`.
     pub incidence: Vec<u32>,
+}
+
+impl Digest for AeroModel {
+    fn digest<H: std::hash::Hasher>(&self, h: &mut H) {
+        let AeroModel { triangles, coefficients, wind, air_density, incidence_start, incidence } = self;
+        triangles.digest(h);
+        coefficients.digest(h);
+        digest_debug(wind, h);
+        air_density.digest(h);
+        incidence_start.digest(h);
+        incidence.digest(h);
+    }
 }
 
 impl AeroModel {

@@ -14,6 +14,7 @@
 use std::ops::Range;
 
 use crate::colouring::{BLOCK_PARTICLES, BatchPlan};
+use crate::digest::Digest;
 use crate::lanes::{LANES, Lanes};
 
 /// One constraint as a builder states it: its particles, parameters and tag.
@@ -85,6 +86,19 @@ impl<'a, const K: usize, const P: usize> BatchLanes<'a, K, P> {
     #[inline]
     pub fn batch_count(&self) -> usize {
         self.0.plan.len()
+    }
+}
+
+impl<const K: usize, const P: usize> Digest for Batches<K, P> {
+    fn digest<H: std::hash::Hasher>(&self, h: &mut H) {
+        let Batches { data, lambda } = self;
+        let BatchData { plan, particles, params, tags, particle_count } = data;
+        plan.digest(h);
+        particles.iter().for_each(|slot| slot.digest(h));
+        params.iter().for_each(|column| column.digest(h));
+        tags.digest(h);
+        particle_count.digest(h);
+        lambda.digest(h);
     }
 }
 

@@ -31,6 +31,7 @@
 use rayon::prelude::*;
 use weft_geometry::nearest::{Nearest, NearestTriangle, distance_to_triangles};
 
+use crate::digest::Digest;
 use crate::normals::vertex_normals;
 use crate::polygons::Polygons;
 
@@ -168,6 +169,19 @@ fn mean_edge(positions: &[[f32; 3]], triangles: &[[u32; 3]]) -> f64 {
         }
     }
     sum / (3 * triangles.len()).max(1) as f64
+}
+
+impl Digest for RenderMesh {
+    fn digest<H: std::hash::Hasher>(&self, h: &mut H) {
+        let RenderMesh { binding, polygons, cache_proxy } = self;
+        let Binding { triangle, weights, offset, reach } = binding;
+        triangle.digest(h);
+        weights.digest(h);
+        offset.digest(h);
+        reach.digest(h);
+        polygons.digest(h);
+        cache_proxy.digest(h);
+    }
 }
 
 impl Binding {

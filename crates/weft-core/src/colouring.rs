@@ -30,6 +30,7 @@
 
 use std::ops::Range;
 
+use crate::digest::Digest;
 use crate::lanes::{LANES, Lanes};
 
 /// Most colours a constraint set uses (per block, and across blocks); constraints beyond them are
@@ -165,6 +166,22 @@ pub struct BatchPlan {
     /// Stage 3: batches of the serial (overflow) list, solved lane by lane, in order, on one
     /// thread.
     pub serial: Range<usize>,
+}
+
+impl Digest for BatchPlan {
+    fn digest<H: std::hash::Hasher>(&self, h: &mut H) {
+        let BatchPlan { lanes, active, writes, blocks, colours, serial } = self;
+        lanes.digest(h);
+        active.digest(h);
+        writes.digest(h);
+        blocks.len().digest(h);
+        for Block { particles, colours } in blocks {
+            particles.digest(h);
+            colours.digest(h);
+        }
+        colours.digest(h);
+        serial.digest(h);
+    }
 }
 
 impl BatchPlan {

@@ -19,6 +19,7 @@
 //! (from positions) is its path's.
 
 use crate::collider::{Pose, RigidKey, pose_at};
+use crate::digest::{Digest, digest_debug};
 use crate::mesh_collider::MeshCollider;
 
 /// What a cloth's pins follow, as a scene says it.
@@ -137,6 +138,26 @@ pub(crate) enum Leader<'a> {
     Keys(&'a [RigidKey]),
     /// Mesh collider number `index`.
     Mesh(usize, &'a MeshCollider),
+}
+
+impl Digest for Followers {
+    fn digest<H: std::hash::Hasher>(&self, h: &mut H) {
+        let Followers { paths, rigid, surface } = self;
+        digest_debug(paths, h);
+        rigid.len().digest(h);
+        for RigidAnchor { particle, path, local } in rigid {
+            particle.digest(h);
+            path.digest(h);
+            local.digest(h);
+        }
+        surface.len().digest(h);
+        for SurfaceAnchor { particle, mesh, triangle, local } in surface {
+            particle.digest(h);
+            mesh.digest(h);
+            triangle.digest(h);
+            local.digest(h);
+        }
+    }
 }
 
 impl Followers {

@@ -20,6 +20,7 @@
 //!   [`BuildError`]s naming the cloth, field and index.
 //! * [`grid`], [`topology`]: grid generation and edges from triangles.
 //! * [`binding`]: a render mesh bound to the simulated proxy; [`normals`]: smooth vertex normals.
+//! * [`digest`]: a model's exact bits fed to a hash, for a bake's fingerprint.
 //! * [`polygons`]: the faces as given (triangles, quads, n-gons, with UVs), for the caches.
 //! * [`moving`]: colliders moved between frames from outside the scene.
 //! * [`self_collision`]: particle self-collision; [`surface_collision`]: thin layers, vertex
@@ -37,6 +38,7 @@ pub mod builder;
 pub mod cloth;
 pub mod collider;
 pub mod colouring;
+pub mod digest;
 pub mod error;
 pub mod follow;
 pub mod grid;

@@ -45,6 +45,7 @@ use crate::collider::{
     ColliderError, DEFAULT_THICKNESS, Friction, MAX_EXTENT, Pose, RigidKey, normalised_keys, pose_at,
     validate_contact,
 };
+use crate::digest::{Digest, digest_debug};
 use crate::error::Rule;
 
 /// A mesh collider as a scene describes it.
@@ -316,6 +317,34 @@ fn normals(vertices: &[[f32; 3]], triangles: &[[u32; 3]], edges: &[[u32; 3]], ed
         face,
         edge: edge.into_iter().map(unit64).collect(),
         vertex: vertex.into_iter().map(unit64).collect(),
+    }
+}
+
+impl Digest for MeshCollider {
+    /// Its geometry, animation and contact settings; its edge numbers and its broad phase are
+    /// made from the triangles and frames (and the broad phase is refitted as the bake steps).
+    fn digest<H: std::hash::Hasher>(&self, h: &mut H) {
+        let MeshCollider {
+            name,
+            triangles,
+            frames,
+            frame_start,
+            frame_interval,
+            keys,
+            thickness,
+            friction,
+            edges: _,
+            edge_count: _,
+            broadphase: _,
+        } = self;
+        name.digest(h);
+        triangles.digest(h);
+        frames.digest(h);
+        frame_start.digest(h);
+        frame_interval.digest(h);
+        digest_debug(keys, h);
+        thickness.digest(h);
+        digest_debug(friction, h);
     }
 }
 

@@ -5,6 +5,7 @@ use std::ops::Range;
 use crate::aero::AeroModel;
 use crate::batches::Batches;
 use crate::collider::Collider;
+use crate::digest::{Digest, digest_debug};
 use crate::kinds::{KindSets, SetReports};
 use crate::particles::{Particles, ParticlesMut};
 use crate::settings::SimSettings;
@@ -134,6 +135,52 @@ pub struct ModelMut<'a> {
     pub surface_collision: &'a crate::surface_collision::SurfaceCollision,
     /// Simulated time in s since the start (the solver advances it by `h` each step).
     pub time: &'a mut f64,
+}
+
+impl Digest for Model {
+    /// Every field as built, the big arrays bit for bit: what a bake's fingerprint is made of
+    /// (see [`crate::digest`]).
+    fn digest<H: std::hash::Hasher>(&self, h: &mut H) {
+        let Model {
+            settings,
+            particles,
+            sets,
+            volumes,
+            aero,
+            colliders,
+            meshes,
+            followers,
+            self_collision,
+            surface_collision,
+            cloths,
+            report,
+            time,
+        } = self;
+        digest_debug(settings, h);
+        particles.digest(h);
+        sets.digest(h);
+        volumes.digest(h);
+        aero.digest(h);
+        digest_debug(colliders, h);
+        meshes.digest(h);
+        followers.digest(h);
+        self_collision.digest(h);
+        surface_collision.digest(h);
+        cloths.digest(h);
+        digest_debug(report, h);
+        time.digest(h);
+    }
+}
+
+impl Digest for ClothInfo {
+    fn digest<H: std::hash::Hasher>(&self, h: &mut H) {
+        let ClothInfo { name, particles, triangles, polygons, render } = self;
+        name.digest(h);
+        particles.digest(h);
+        triangles.digest(h);
+        polygons.digest(h);
+        render.digest(h);
+    }
 }
 
 impl Model {

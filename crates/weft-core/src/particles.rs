@@ -15,6 +15,8 @@
 //! [`Particles`] keeps that mirror equal to `inv_mass`; no public method can change an inverse mass
 //! after construction (the constraint colouring depends on which particles are pinned).
 
+use crate::digest::Digest;
+
 /// Number of `f32` in one particle record.
 pub const RECORD: usize = 4;
 
@@ -40,6 +42,16 @@ pub struct ParticlesMut<'a> {
     pub velocities: &'a mut [[f32; RECORD]],
     /// Inverse masses in 1/kg.
     pub inv_mass: &'a [f32],
+}
+
+impl Digest for Particles {
+    fn digest<H: std::hash::Hasher>(&self, h: &mut H) {
+        let Particles { positions, prev_positions, velocities, inv_mass } = self;
+        positions.digest(h);
+        prev_positions.digest(h);
+        velocities.digest(h);
+        inv_mass.digest(h);
+    }
 }
 
 impl Particles {

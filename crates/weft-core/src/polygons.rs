@@ -20,6 +20,8 @@
 //! assert_eq!(e.to_string(), "face 0 has 2 corners: a face needs at least 3");
 //! ```
 
+use crate::digest::Digest;
+
 /// What is wrong with a face list given to [`Polygons::new`].
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum PolygonError {
@@ -78,6 +80,17 @@ pub struct Polygons {
     uvs: Vec<[f32; 2]>,
     /// One more than the largest point index (0 without faces).
     points_needed: usize,
+}
+
+impl Digest for Polygons {
+    fn digest<H: std::hash::Hasher>(&self, h: &mut H) {
+        let Polygons { sizes, starts, corners, uvs, points_needed } = self;
+        sizes.digest(h);
+        starts.digest(h);
+        corners.digest(h);
+        uvs.digest(h);
+        points_needed.digest(h);
+    }
 }
 
 impl Polygons {

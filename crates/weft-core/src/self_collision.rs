@@ -17,6 +17,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use weft_geometry::Grid;
 
+use crate::digest::{Digest, digest_debug};
 use crate::error::{BuildError, Rule, widen};
 use crate::limits::RAISE_HINT;
 
@@ -212,6 +213,29 @@ impl std::fmt::Debug for DataKey {
 
 /// The last key handed out by [`DataKey::fresh`].
 static LAST_KEY: AtomicU64 = AtomicU64::new(0);
+
+impl Digest for SelfCollision {
+    fn digest<H: std::hash::Hasher>(&self, h: &mut H) {
+        let SelfCollision {
+            thickness,
+            friction,
+            members,
+            excluded_start,
+            excluded,
+            max_thickness,
+            min_thickness,
+            key,
+        } = self;
+        thickness.digest(h);
+        friction.digest(h);
+        members.digest(h);
+        excluded_start.digest(h);
+        excluded.digest(h);
+        max_thickness.digest(h);
+        min_thickness.digest(h);
+        digest_debug(key, h);
+    }
+}
 
 impl SelfCollision {
     /// A number that names this data: every change (each cloth appended while a model is built)

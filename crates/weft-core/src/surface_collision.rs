@@ -45,6 +45,7 @@
 use weft_geometry::Aabb;
 use weft_geometry::proximity::{self, P, PairKind};
 
+use crate::digest::{Digest, digest_debug};
 use crate::error::{BuildError, Rule, widen};
 use crate::particles::RECORD;
 use crate::self_collision::{DataKey, SWITCH_FIELD, SelfCollisionDesc, THICKNESS_FIELD};
@@ -142,6 +143,31 @@ pub fn common_shift(vertices: &[u32], prev: &[Record], now: &[Record]) -> [f32; 
 
 fn point(r: Record) -> P {
     [r[0] as f64, r[1] as f64, r[2] as f64]
+}
+
+impl Digest for SurfaceCollision {
+    fn digest<H: std::hash::Hasher>(&self, h: &mut H) {
+        let SurfaceCollision {
+            triangles,
+            edges,
+            vertices,
+            thickness,
+            friction,
+            edge_length_sum,
+            min_thickness,
+            max_thickness,
+            key,
+        } = self;
+        triangles.digest(h);
+        edges.digest(h);
+        vertices.digest(h);
+        thickness.digest(h);
+        friction.digest(h);
+        edge_length_sum.digest(h);
+        min_thickness.digest(h);
+        max_thickness.digest(h);
+        digest_debug(key, h);
+    }
 }
 
 impl SurfaceCollision {

@@ -33,6 +33,7 @@ use std::ops::Range;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use crate::cloth::ClothContext;
+use crate::digest::{Digest, digest_debug};
 use crate::error::{BuildError, Rule, widen};
 use crate::kinds::{Column, Figure, KindInfo, Plot, SummaryLine};
 use crate::units::Elasticity;
@@ -85,6 +86,29 @@ pub struct VolumeConstraint {
     pub compliance: f32,
     /// The multiplier `λ`, the kernels' scratch space and partial sums.
     pub work: VolumeWork,
+}
+
+impl Digest for VolumeConstraint {
+    fn digest<H: std::hash::Hasher>(&self, h: &mut H) {
+        let VolumeConstraint {
+            particles,
+            triangles,
+            incident_start,
+            incident,
+            rest_volume,
+            pressure,
+            compliance,
+            work,
+        } = self;
+        particles.digest(h);
+        triangles.digest(h);
+        incident_start.digest(h);
+        incident.digest(h);
+        rest_volume.digest(h);
+        pressure.digest(h);
+        compliance.digest(h);
+        digest_debug(work, h);
+    }
 }
 
 impl VolumeConstraint {

