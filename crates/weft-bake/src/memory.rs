@@ -4,9 +4,12 @@
 //!
 //! Every term is an array the code allocates, sized from the model: the scene `weft bake` holds
 //! for its summary ([`scene_bytes`]), the model ([`model_bytes`]), and what the bake adds
-//! ([`bake_heap_bytes`]). Nothing in it depends on how the cloth moves: the intersection count's
-//! buffer is one record per triangle ([`weft_geometry::intersections::BYTES_PER_TRIANGLE`]), and
-//! every other buffer of a bake is sized by the model and kept from frame to frame. What building
+//! ([`bake_heap_bytes`]). Nothing in it depends on how the cloth moves but the surface
+//! self-collision stage's lists, which grow as layers come within reach of each other and are
+//! given a measured allowance per vertex and edge ([`SURFACE_BYTES_PER_FEATURE`]): the
+//! intersection count's buffer is one record per triangle
+//! ([`weft_geometry::intersections::BYTES_PER_TRIANGLE`]), and every other buffer of a bake is
+//! sized by the model and kept from frame to frame. What building
 //! the model freed is handed back to the system before the bake allocates
 //! ([`release_freed_heap`]), and the build's own peak stays below the bake's (on the comparison
 //! grids 0.85–0.88 of it, docs/performance.md), so the bake's peak is the process's.
@@ -17,6 +20,7 @@ use weft_core::Model;
 use weft_core::batches::Batches;
 use weft_core::kinds::{BatchedKind, SetVisitor};
 use weft_core::lanes::Lanes;
+use weft_core::mesh_collider::MeshCollider;
 use weft_core::particles::RECORD;
 use weft_core::polygons::Polygons;
 
@@ -61,7 +65,17 @@ pub fn scene_bytes(model: &Model) -> u64 {
         bytes += c.triangles.len() as u64 * (size_of::<[u32; 3]>() + uvs) as u64 + polygon_bytes(&c.polygons);
     }
     let edges = model.sets().distance.len() as u64 + model.report().dropped_pinned as u64;
-    bytes + edges * size_of::<[u32; 2]>() as u64
+    let meshes: u64 = model
+        .mesh_colliders()
+        .iter()
+        .map(|m| m.triangles.len() as u64 * size_of::<[u32; 3]>() as u64 + frame_bytes(m))
+        .sum();
+    bytes + edges * size_of::<[u32; 2]>() as u64 + meshes
+}
+
+/// The positions of every frame of a mesh collider, in bytes (12 B per vertex and frame).
+fn frame_bytes(mesh: &MeshCollider) -> u64 {
+    mesh.frames.iter().map(|f| f.len() as u64).sum::<u64>() * size_of::<[f32; 3]>() as u64
 }
 
 /// Approximate bytes the model holds in memory: the particle arrays, the lane-packed constraint
@@ -86,6 +100,19 @@ pub fn model_bytes(model: &Model) -> u64 {
         + faces
         + aero_triangles * (triangle + size_of::<[f32; 2]>() as u64)
         + collision_bytes(model)
+        + model.mesh_colliders().iter().map(mesh_bytes).sum::<u64>()
+}
+
+/// Bytes a mesh collider holds through a bake: its frames ([`frame_bytes`]); per triangle its
+/// corners and edge numbers (24 B) and its broad phase, a box and about 80 B of the tree over
+/// the boxes; and the poses a step places it in: one for a mesh that never moves, three for one
+/// that does (the last still one, the one being placed, the end of the last moving step), each
+/// with per triangle a box, a face normal and about 1.5 edge normals (54 B) and per vertex its
+/// positions at the start and end of the step and their normals (48 B).
+fn mesh_bytes(mesh: &MeshCollider) -> u64 {
+    let poses = if mesh.frames.len() > 1 || mesh.keys.len() > 1 { 3 } else { 1 };
+    let (triangles, vertices) = (mesh.triangles.len() as u64, mesh.vertex_count() as u64);
+    frame_bytes(mesh) + triangles * (24 + 24 + 80) + poses * (triangles * 54 + vertices * 48)
 }
 
 /// Bytes of the model's collision settings: per particle the self-collision thickness, friction
@@ -202,7 +229,35 @@ fn stepper_bytes(model: &Model) -> u64 {
     tolerance
         + particles * (2 * record + wind + colliders * 4)
         + model.self_collision().members().len() as u64 * SELF_COLLISION_BYTES_PER_MEMBER
+        + surface_bytes(model)
 }
+
+/// What the surface self-collision stage holds through a bake, in bytes (0 when no cloth has
+/// it): per particle its predicted position, box, anchor, cluster and wander (68 B); per
+/// triangle and edge a box and a grid range (48 B); per vertex and edge the start and home of
+/// its kept pairs (8 B); and per vertex and edge [`SURFACE_BYTES_PER_FEATURE`] for what grows
+/// with how the cloth lies (module docs).
+fn surface_bytes(model: &Model) -> u64 {
+    let surface = model.surface_collision();
+    let (v, e, t) =
+        (surface.vertices().len() as u64, surface.edges().len() as u64, surface.triangles().len() as u64);
+    if v + e + t == 0 {
+        return 0;
+    }
+    model.particles().len() as u64 * 68 + (t + e) * 48 + (v + e) * (8 + SURFACE_BYTES_PER_FEATURE)
+}
+
+/// Heap of the surface self-collision stage per vertex and edge that grows with how the cloth
+/// lies, in bytes: the pairs its search keeps between rebuilds (20 B each), the pairs a step
+/// scans (32 B each) and its contacts (104 B each), each list's capacity up to twice its
+/// longest, and the cells its grids list. Nothing bounds these but the geometry: more layers
+/// within reach of each other keep more pairs. Measured as the resident peak of each shipped
+/// scene with surface self-collision less the same bake's estimate without this term (and,
+/// for the garment and the walk, less the same bake without self-collision): 625 B (the
+/// garment), 702 B (the walk), 713 B (the drop sheet, 64² fallen on a ball and folded); 800 B
+/// covers them with some margin. A cloth crumpled tighter than these, many layers deep, can
+/// take more.
+pub const SURFACE_BYTES_PER_FEATURE: u64 = 800;
 
 /// Hands the free pages of the heap back to the system: what [`crate::bake`] and
 /// [`crate::bake_model`] do before they allocate, so that what building the model freed is not
