@@ -116,13 +116,6 @@ impl Fnv64 {
     }
 }
 
-impl std::fmt::Write for Fnv64 {
-    fn write_str(&mut self, s: &str) -> std::fmt::Result {
-        self.write(s.as_bytes());
-        Ok(())
-    }
-}
-
 /// What a checkpoint records, borrowed from where it lies: a bake writes its checkpoint straight
 /// from its model and its writers, without copying the particle state ([`write_checkpoint`]).
 /// The fields are [`Checkpoint`]'s.
