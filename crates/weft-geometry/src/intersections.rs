@@ -25,7 +25,9 @@
 //! such pair is searched once: within a cell, and from each cell against those of the 13
 //! neighbouring cells after it in the sort's order that its triangles' boxes can reach, found by
 //! cursors that only move forward (in parallel by ranges of the sorted triangles on the current
-//! rayon pool). A *big* triangle, spanning more cells, is searched against the small ones whose
+//! rayon pool). Within a cell the triangles are in order of their boxes' lowest x, so each is
+//! tested only against those whose boxes start before its own ends along x: where a cloth
+//! crumples many layers into a cell, that skips most of the cell's pairs. A *big* triangle, spanning more cells, is searched against the small ones whose
 //! cells can reach its box, and the big ones among themselves as a search of their own with
 //! cells fitted to them (at most half the triangles are big at any level, so the levels are
 //! few). A pair is tested when its boxes meet and it shares no corner, after a fast float
@@ -450,6 +452,9 @@ fn level_pairs(tris: &mut [Tri], positions: &[P]) -> u64 {
     }
     let (cells, big) = classify(tris);
     tris.par_sort_unstable_by_key(|t| t.key);
+    // Within a cell by the boxes' lowest x (see `cells_pairs`): the cells' runs are short.
+    let by_x = |a: &Tri, b: &Tri| a.bounds.min[0].total_cmp(&b.bounds.min[0]);
+    tris.par_chunk_by_mut(|a, b| a.cell() == b.cell()).for_each(|run| run.sort_unstable_by(by_x));
     let (small, big) = tris.split_at_mut(tris.len() - big);
     small_pairs(small, positions) + big_pairs(big, small, cells, positions) + level_pairs(big, positions)
 }
@@ -512,7 +517,9 @@ fn cells_pairs(small: &[Tri], range: std::ops::Range<usize>, positions: &[P]) ->
         let cell = small[i].cell();
         let here = &small[i..i + run(&small[i..], cell)];
         for (k, s) in here.iter().enumerate() {
-            count += here[k + 1..].iter().filter(|t| intersect(s, t, positions)).count() as u64;
+            // The boxes after the first that starts past this one's end along x cannot meet it.
+            let reach = here[k + 1..].iter().take_while(|t| t.bounds.min[0] <= s.bounds.max[0]);
+            count += reach.filter(|t| intersect(s, t, positions)).count() as u64;
         }
         let present = here.iter().fold(0u8, |m, s| m | 1 << s.spans());
         for ((d, (up, down)), cursor) in FORWARD.iter().zip(STEPS).zip(&mut cursors) {
@@ -523,7 +530,8 @@ fn cells_pairs(small: &[Tri], range: std::ops::Range<usize>, positions: &[P]) ->
             let at = seek(small, cursor, target << 3);
             for t in small[at..].iter().take_while(|t| t.cell() == target) {
                 if t.spans() & down == down {
-                    let reaching = here.iter().filter(|s| s.spans() & up == up);
+                    let starting = here.iter().take_while(|s| s.bounds.min[0] <= t.bounds.max[0]);
+                    let reaching = starting.filter(|s| s.spans() & up == up);
                     count += reaching.filter(|s| intersect(s, t, positions)).count() as u64;
                 }
             }
