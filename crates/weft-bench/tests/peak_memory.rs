@@ -17,10 +17,10 @@ static HEAP: Counting = Counting;
 /// threads side by side.
 static COUNTING: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
-/// The peak heap of a bake of the `n × n` comparison grid for `frames` frames, in bytes.
-fn baked_peak(n: u32, frames: u32, stats: StatsLevel) -> (usize, u64) {
-    let model = weft_bench::comparison_grid(n, frames).unwrap();
-    let estimate = weft_bake::memory::bake_heap_bytes(&model, 1);
+/// The peak heap of a bake of `model` (one thread, no checkpoints, statistics at `stats`), and
+/// the heap part of the estimate for it, in bytes.
+fn counted_peak(model: &weft_core::Model, stats: StatsLevel) -> (usize, u64) {
+    let estimate = weft_bake::memory::bake_heap_bytes(model, 1);
     let dir = tempfile::tempdir().unwrap();
     let options = BakeOptions {
         threads: Some(1),
@@ -34,6 +34,11 @@ fn baked_peak(n: u32, frames: u32, stats: StatsLevel) -> (usize, u64) {
     (peak() - before, estimate)
 }
 
+/// [`counted_peak`] of the `n × n` comparison grid for `frames` frames.
+fn baked_peak(n: u32, frames: u32, stats: StatsLevel) -> (usize, u64) {
+    counted_peak(&weft_bench::comparison_grid(n, frames).unwrap(), stats)
+}
+
 #[test]
 fn the_estimate_is_near_the_counted_peak_and_frames_cost_no_memory() {
     let _alone = COUNTING.lock().unwrap_or_else(|e| e.into_inner());
@@ -45,23 +50,11 @@ fn the_estimate_is_near_the_counted_peak_and_frames_cost_no_memory() {
     assert!((long as f64) < short as f64 * 1.02, "4 frames: {short} B, 40 frames: {long} B");
 }
 
-/// The peak heap of a bake of the scene at `path` (one thread, no checkpoints), and the heap part
-/// of the estimate for it, in bytes.
+/// [`counted_peak`] of the scene at `path`, at the default statistics.
 fn scene_peak(path: &str) -> (usize, u64) {
     let limits = weft_core::limits::Limits::default();
     let scene = weft_io::scene::load_scene(std::path::Path::new(path), &limits).unwrap();
-    let model = scene.build_model().unwrap();
-    let estimate = weft_bake::memory::bake_heap_bytes(&model, 1);
-    let dir = tempfile::tempdir().unwrap();
-    let options = BakeOptions {
-        threads: Some(1),
-        checkpoints: CheckpointPolicy::Never,
-        ..BakeOptions::new(dir.path())
-    };
-    let before = reset_peak();
-    let mut baked = model.clone();
-    bake_model(&mut baked, &options).unwrap();
-    (peak() - before, estimate)
+    counted_peak(&scene.build_model().unwrap(), StatsLevel::default())
 }
 
 #[test]

@@ -27,8 +27,8 @@
 //! cursors that only move forward (in parallel by ranges of the sorted triangles on the current
 //! rayon pool). Within a cell the triangles are in order of their boxes' lowest x, so each is
 //! tested only against those whose boxes start before its own ends along x: where a cloth
-//! crumples many layers into a cell, that skips most of the cell's pairs. A *big* triangle, spanning more cells, is searched against the small ones whose
-//! cells can reach its box, and the big ones among themselves as a search of their own with
+//! crumples many layers into a cell, that skips most of the cell's pairs. A *big* triangle,
+//! spanning more cells, is searched against the small ones whose cells can reach its box, and the big ones among themselves as a search of their own with
 //! cells fitted to them (at most half the triangles are big at any level, so the levels are
 //! few). A pair is tested when its boxes meet and it shares no corner, after a fast float
 //! separating-axis test with a wide margin has failed to show them apart. The count is a sum of
@@ -197,9 +197,10 @@ fn surely_apart(a: [P; 3], b: [P; 3]) -> bool {
 /// A triangle of the cloth, as the candidate search sees it.
 #[derive(Clone, Copy)]
 struct Tri {
-    /// Its place in the search's order: for a small triangle the packed cell of its box's
-    /// lowest corner ([`Cells::key`]) shifted up by 3 bits, below them the axes along which the
-    /// box spans two cells (bit `k` for axis `k`); [`BIG`] for a box that spans more.
+    /// Its cell in the search's order (within a cell the order is the box's lowest x): for a
+    /// small triangle the packed cell of its box's lowest corner ([`Cells::key`]) shifted up by
+    /// 3 bits, below them the axes along which the box spans two cells (bit `k` for axis `k`);
+    /// [`BIG`] for a box that spans more.
     key: u64,
     /// Particle indices of its corners.
     corners: [u32; 3],
@@ -420,7 +421,7 @@ fn corners_intersect(s: &Tri, t: &Tri, positions: &[P]) -> bool {
 /// ```
 #[derive(Default)]
 pub struct IntersectionCounter {
-    /// The finite triangles of the last call, sorted by key.
+    /// The finite triangles of the last call, sorted by cell.
     tris: Vec<Tri>,
 }
 
@@ -452,10 +453,11 @@ fn level_pairs(tris: &mut [Tri], positions: &[P]) -> u64 {
     }
     let (cells, big) = classify(tris);
     tris.par_sort_unstable_by_key(|t| t.key);
-    // Within a cell by the boxes' lowest x (see `cells_pairs`): the cells' runs are short.
-    let by_x = |a: &Tri, b: &Tri| a.bounds.min[0].total_cmp(&b.bounds.min[0]);
-    tris.par_chunk_by_mut(|a, b| a.cell() == b.cell()).for_each(|run| run.sort_unstable_by(by_x));
     let (small, big) = tris.split_at_mut(tris.len() - big);
+    // Each cell's small triangles by their boxes' lowest x (see `cells_pairs`): the cells' runs
+    // are short. The big ones are keyed and sorted again at their own level.
+    let by_x = |a: &Tri, b: &Tri| a.bounds.min[0].total_cmp(&b.bounds.min[0]);
+    small.par_chunk_by_mut(|a, b| a.cell() == b.cell()).for_each(|run| run.sort_unstable_by(by_x));
     small_pairs(small, positions) + big_pairs(big, small, cells, positions) + level_pairs(big, positions)
 }
 
@@ -478,7 +480,7 @@ fn classify(tris: &mut [Tri]) -> (Cells, usize) {
     }
 }
 
-/// The intersecting pairs among `small` (sorted by key, none big), searched in [`TASKS`]
+/// The intersecting pairs among `small` (sorted by cell, none big), searched in [`TASKS`]
 /// ranges in parallel on the current rayon pool, each range starting at a cell's first triangle.
 /// An integer sum, so the same for any pool.
 fn small_pairs(small: &[Tri], positions: &[P]) -> u64 {
@@ -563,7 +565,7 @@ fn seek(small: &[Tri], cursor: &mut Option<usize>, target: u64) -> usize {
     at
 }
 
-/// The intersecting pairs of each of `big` against `small` (sorted by key): a small triangle
+/// The intersecting pairs of each of `big` against `small` (sorted by cell): a small triangle
 /// meets a big one only if its lowest corner's cell lies from one cell below the big one's
 /// lowest to its highest along each axis (its box spans at most two cells), so each big one
 /// reads those columns of cells, or every small triangle when they are more than a bisection
