@@ -43,8 +43,11 @@ pub fn bake_with_progress(
         reparsed = scene.with_limits(&options.limits)?;
         &reparsed
     };
-    let mut model = scene.build_model()?;
-    run(&mut model, options, progress, started).map_err(|e| match e {
+    // The model is built on the threads the bake asked for (the build's independent passes run
+    // side by side); the bake keeps them unless the model fits fewer.
+    let pool = thread_pool(options.threads.unwrap_or(0))?;
+    let mut model = pool.install(|| scene.build_model())?;
+    run(&mut model, options, progress, started, Some(pool)).map_err(|e| match e {
         BakeError::TooLarge { rule, .. } => {
             BakeError::TooLarge { place: format!("{}: simulation", scene.path().display()), rule }
         }
@@ -67,7 +70,7 @@ pub fn bake_model_with_progress(
     options: &BakeOptions,
     progress: &mut dyn Progress,
 ) -> Result<BakeReport, BakeError> {
-    run(model, options, progress, Instant::now())
+    run(model, options, progress, Instant::now(), None)
 }
 
 /// Refuses a model larger than `limits`.
@@ -106,22 +109,33 @@ fn check_limits(model: &Model, options: &BakeOptions) -> Result<(), BakeError> {
     check("frames", s.frames as u64, most, hint)
 }
 
-/// The bake proper; `started` is when the caller started (for the wall time).
+/// A pool of `threads` threads (`0`: rayon's default) named `weft-N`.
+fn thread_pool(threads: usize) -> Result<rayon::ThreadPool, BakeError> {
+    rayon::ThreadPoolBuilder::new()
+        .num_threads(threads)
+        .thread_name(|i| format!("weft-{i}"))
+        .build()
+        .map_err(|source| BakeError::ThreadPool { threads, source })
+}
+
+/// The bake proper; `started` is when the caller started (for the wall time), `built_on` the
+/// pool the model was built on, if any, kept when it has the threads the bake runs on.
 fn run(
     model: &mut Model,
     options: &BakeOptions,
     progress: &mut dyn Progress,
     started: Instant,
+    built_on: Option<rayon::ThreadPool>,
 ) -> Result<BakeReport, BakeError> {
     check_limits(model, options)?;
     // What building the model freed goes back to the system before the bake allocates.
     crate::memory::release_freed_heap();
     let requested = options.threads.unwrap_or_else(|| crate::fitted_threads(model));
-    let pool = rayon::ThreadPoolBuilder::new()
-        .num_threads(requested)
-        .thread_name(|i| format!("weft-{i}"))
-        .build()
-        .map_err(|source| BakeError::ThreadPool { threads: requested, source })?;
+    let pool = match built_on {
+        // The build's pool was made with the threads asked for, or the default.
+        Some(pool) if requested == 0 || Some(requested) == options.threads => pool,
+        _ => thread_pool(requested)?,
+    };
     fs::create_dir_all(&options.out_dir)
         .map_err(|source| BakeError::OutDir { path: options.out_dir.clone(), source })?;
     let mut report = pool.install(|| frames(model, options, progress))?;

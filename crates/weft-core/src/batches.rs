@@ -13,6 +13,8 @@
 
 use std::ops::Range;
 
+use rayon::prelude::*;
+
 use crate::colouring::{BLOCK_PARTICLES, BatchPlan};
 use crate::digest::Digest;
 use crate::lanes::{LANES, Lanes};
@@ -113,19 +115,16 @@ impl<const K: usize, const P: usize> Batches<K, P> {
         let plan = BatchPlan::build(&sets, free, BLOCK_PARTICLES);
         // Freed before the lanes are filled: the build's peak holds no list twice.
         drop(sets);
-        let lanes = |f: &dyn Fn(&Packed<K, P>) -> u32| -> Vec<Lanes<u32>> {
-            plan.lanes.iter().map(|l| Lanes(l.0.map(|c| f(&constraints[c as usize])))).collect()
-        };
         let column = |i: usize| -> Vec<Lanes<f32>> {
-            if constraints.iter().all(|c| c.params[i] == 0.0) {
+            if constraints.par_iter().all(|c| c.params[i] == 0.0) {
                 return Vec::new();
             }
-            plan.lanes.iter().map(|l| Lanes(l.0.map(|c| constraints[c as usize].params[i]))).collect()
+            gather(&plan, constraints, |c| c.params[i])
         };
         let data = BatchData {
-            particles: std::array::from_fn(|slot| lanes(&|c| c.particles[slot])),
+            particles: std::array::from_fn(|slot| gather(&plan, constraints, |c| c.particles[slot])),
             params: std::array::from_fn(column),
-            tags: plan.lanes.iter().map(|l| Lanes(l.0.map(|c| constraints[c as usize].tag))).collect(),
+            tags: gather(&plan, constraints, |c| c.tag),
             particle_count: free.len(),
             plan,
         };
@@ -232,6 +231,16 @@ impl<const K: usize, const P: usize> Default for Batches<K, P> {
     fn default() -> Self {
         Batches::new(&[], &[])
     }
+}
+
+/// One column of `plan`'s batches, `f` of each lane's constraint, gathered in parallel on the
+/// current rayon pool (an indexed collect: the same order for any pool).
+fn gather<T: Copy + Send, const K: usize, const P: usize>(
+    plan: &BatchPlan,
+    constraints: &[Packed<K, P>],
+    f: impl Fn(&Packed<K, P>) -> T + Sync,
+) -> Vec<Lanes<T>> {
+    plan.lanes.par_iter().map(|l| Lanes(l.0.map(|c| f(&constraints[c as usize])))).collect()
 }
 
 #[cfg(test)]

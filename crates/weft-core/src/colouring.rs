@@ -15,8 +15,9 @@
 //!   never on the thread count.
 //! * **Colouring** is first-fit in input order: each constraint takes the lowest colour that none of
 //!   its free particles has used yet (a 64-bit mask per particle). Pinned particles (inverse mass
-//!   0) are never written, so they never cause a conflict. The result depends only on the
-//!   constraint list and the pins, never on hashing or threads.
+//!   0) are never written, so they never cause a conflict. The blocks are coloured each on its
+//!   own, side by side on the current rayon pool. The result depends only on the constraint list
+//!   and the pins, never on hashing or threads.
 //! * **Overflow**: an interior constraint that finds all [`MAX_COLOURS`] colours of its block
 //!   taken becomes a boundary constraint; a boundary constraint that finds all colours taken goes
 //!   to the *serial* list, solved last, one constraint at a time on one thread.
@@ -29,6 +30,8 @@
 //! padding lanes and pinned particles are never written.
 
 use std::ops::Range;
+
+use rayon::prelude::*;
 
 use crate::digest::Digest;
 use crate::lanes::{LANES, Lanes};
@@ -77,23 +80,27 @@ impl Colouring {
 /// ```
 pub fn colour<const K: usize>(constraints: &[[u32; K]], free: &[bool]) -> Colouring {
     let all: Vec<u32> = (0..constraints.len() as u32).collect();
-    colour_subset(&all, constraints, free, &mut vec![0u64; free.len()])
+    colour_subset(&all, constraints, free, &mut vec![0u64; free.len()], 0)
 }
 
 /// Colours the constraints `subset` (indices into `constraints`, in the order given). `used` is
-/// a per-particle scratch mask, all zero on entry and left all zero on return.
+/// a scratch mask per particle from `first` on (every free particle of the subset lies there),
+/// all zero on entry and left all zero on return.
 fn colour_subset<const K: usize>(
     subset: &[u32],
     constraints: &[[u32; K]],
     free: &[bool],
     used: &mut [u64],
+    first: u32,
 ) -> Colouring {
     let mut colour_of = vec![u8::MAX; subset.len()];
     let mut counts = [0usize; MAX_COLOURS];
     let mut serial = Vec::new();
+    let moved = |i: u32| {
+        constraints[i as usize].into_iter().filter(|&p| free[p as usize]).map(|p| (p - first) as usize)
+    };
     for (j, &i) in subset.iter().enumerate() {
-        let particles = &constraints[i as usize];
-        let taken = particles.iter().filter(|&&p| free[p as usize]).fold(0u64, |m, &p| m | used[p as usize]);
+        let taken = moved(i).fold(0u64, |m, p| m | used[p]);
         let c = (!taken).trailing_zeros() as usize;
         if c >= MAX_COLOURS {
             serial.push(i);
@@ -101,13 +108,13 @@ fn colour_subset<const K: usize>(
         }
         colour_of[j] = c as u8;
         counts[c] += 1;
-        for &p in particles.iter().filter(|&&p| free[p as usize]) {
-            used[p as usize] |= 1 << c;
+        for p in moved(i) {
+            used[p] |= 1 << c;
         }
     }
     for &i in subset {
-        for &p in &constraints[i as usize] {
-            used[p as usize] = 0;
+        for p in moved(i) {
+            used[p] = 0;
         }
     }
     let colours = counts.iter().rposition(|&n| n > 0).map_or(0, |c| c + 1);
@@ -206,10 +213,20 @@ impl BatchPlan {
                 _ => boundary.push(i as u32),
             }
         }
-        let mut used = vec![0u64; free.len()];
+        // Blocks share no free particle: each is coloured on its own, with a mask for its own
+        // particles, in parallel on the current rayon pool (the same colouring for any pool).
+        let colourings: Vec<Colouring> = interior
+            .par_iter()
+            .enumerate()
+            .map(|(k, subset)| {
+                let first = k as u32 * block_particles;
+                let len = (free.len() as u32 - first).min(block_particles);
+                colour_subset(subset, constraints, free, &mut vec![0u64; len as usize], first)
+            })
+            .collect();
+        drop(interior);
         let mut plan = BatchPlan::default();
-        for (k, subset) in interior.iter().enumerate() {
-            let c = colour_subset(subset, constraints, free, &mut used);
+        for (k, c) in colourings.into_iter().enumerate() {
             boundary.extend_from_slice(&c.serial);
             if c.order.is_empty() {
                 continue;
@@ -224,7 +241,7 @@ impl BatchPlan {
             plan.blocks.push(Block { particles, colours });
         }
         boundary.sort_unstable();
-        let c = colour_subset(&boundary, constraints, free, &mut used);
+        let c = colour_subset(&boundary, constraints, free, &mut vec![0u64; free.len()], 0);
         for j in 0..c.colour_count() {
             let range =
                 plan.push_run(&c.order[c.colour_starts[j]..c.colour_starts[j + 1]], constraints, free);
@@ -304,13 +321,15 @@ impl BatchPlan {
             assert!(block.particles.end as usize <= free.len());
             previous_end = block.particles.end;
         }
-        let block_of = |b: usize| self.blocks.iter().find(|k| k.batches().contains(&b));
+        // Each colour with the block it belongs to (the stages tile the list, checked above, so
+        // a block's colours hold exactly its batches), the boundary colours with none.
+        let in_blocks = self.blocks.iter().flat_map(|k| k.colours.iter().map(move |r| (Some(k), r)));
+        let colours = in_blocks.chain(self.colours.iter().map(|r| (None, r)));
         let mut stamp = vec![usize::MAX; free.len()];
-        for (colour, range) in self.all_colours().enumerate() {
+        for (colour, (block, range)) in colours.enumerate() {
             for b in range.clone() {
                 let active = self.active[b] as usize;
                 assert!((1..=LANES).contains(&active), "batch {b} has {active} active lanes");
-                let block = block_of(b);
                 for k in 0..LANES {
                     for (slot, &p) in constraints[self.lanes[b].0[k] as usize].iter().enumerate() {
                         let written = self.writes[b] & (1 << (slot * LANES + k)) != 0;
@@ -431,6 +450,19 @@ mod tests {
         let free = vec![true; 100];
         assert_eq!(colour(&edges, &free), colour(&edges, &free));
         assert_eq!(BatchPlan::build(&edges, &free, 16), BatchPlan::build(&edges, &free, 16));
+    }
+
+    #[test]
+    fn the_plan_is_the_same_on_any_pool() {
+        // Blocks are coloured in parallel: a pool of one thread and one of three agree, with
+        // pins, a short last block and boundary edges.
+        let (n, edges) = (100u32, chain(100));
+        let free: Vec<bool> = (0..n).map(|p| p % 7 != 3).collect();
+        let on = |threads| {
+            let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
+            pool.install(|| BatchPlan::build(&edges, &free, 16))
+        };
+        assert_eq!(on(1), on(3));
     }
 
     #[test]

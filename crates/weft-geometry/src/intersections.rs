@@ -18,22 +18,26 @@
 //! counted (neither has a surface to pierce).
 //!
 //! Candidate pairs come from the triangles sorted by cell: cubes of twice the mean of the
-//! triangles' largest box extents, each triangle keyed by the cell of its box's lowest corner.
-//! The cell of a coordinate is monotone in it, so two boxes that meet and each span at most two
-//! cells along every axis have their lowest corners in the same or neighbouring cells, and one
-//! lies a cell above the other along an axis only if the other spans two cells along it. Every
-//! such pair is searched once: within a cell, and from each cell against those of the 13
-//! neighbouring cells after it in the sort's order that its triangles' boxes can reach, found by
-//! cursors that only move forward (in parallel by ranges of the sorted triangles on the current
-//! rayon pool). Within a cell the triangles are in order of their boxes' lowest x, so each is
-//! tested only against those whose boxes start before its own ends along x: where a cloth
-//! crumples many layers into a cell, that skips most of the cell's pairs. A *big* triangle,
-//! spanning more cells, is searched against the small ones whose cells can reach its box, and the big ones among themselves as a search of their own with
-//! cells fitted to them (at most half the triangles are big at any level, so the levels are
-//! few). A pair is tested when its boxes meet and it shares no corner, after a fast float
-//! separating-axis test with a wide margin has failed to show them apart. The count is a sum of
-//! integers over the same pairs whatever the order of the sort, so it depends on no thread
-//! count. Triangles with a non-finite corner are left out.
+//! triangles' largest box extents, each triangle keyed by the cell of its box's lowest corner. The
+//! cell of a coordinate is monotone in it, so two boxes that meet and each span at most two cells
+//! along every axis have their lowest corners in the same or neighbouring cells, and one lies a
+//! cell above the other along an axis only if the other spans two cells along it. Every such pair
+//! is searched once: within a cell, and from each cell against those of the 13 neighbouring cells
+//! after it in the sort's order that its triangles' boxes can reach, found by cursors that only
+//! move forward (in parallel by ranges of the sorted triangles on the current rayon pool). Within a
+//! cell the triangles are in order of their boxes' lowest x, so each is tested only against those
+//! whose boxes start before its own ends along x: where a cloth crumples many layers into a cell,
+//! that skips most of the cell's pairs. A *big* triangle, spanning more cells, is searched against
+//! the small ones whose cells can reach its box, and the big ones among themselves as a search of
+//! their own with cells fitted to them (at most half the triangles are big at any level, so the
+//! levels are few). A pair is tested when its boxes meet and it shares no corner: where the boxes
+//! only touch (one ends where the other starts along an axis, as for the neighbours of a cloth that
+//! still lies as it was generated) the corners in the plane they share decide it exactly and at
+//! once; else after a fast float separating-axis test with a wide margin has failed to show them
+//! apart. On the flat 256² grid, whose ~320,000 pairs asked are all of the first kind, that made a
+//! count 1.5× faster (55-65 → 35-41 ms on one thread, ~27 → ~21 ms on two). The count is a sum of
+//! integers over the same pairs whatever the order of the sort, so it depends on no thread count.
+//! Triangles with a non-finite corner are left out.
 //!
 //! The search holds one record per triangle ([`BYTES_PER_TRIANGLE`]: its key, corners and box)
 //! and sorts it in place: its memory depends on the triangle count alone, never on how the
@@ -401,11 +405,78 @@ fn intersect(s: &Tri, t: &Tri, positions: &[P]) -> bool {
     s.bounds.overlaps(&t.bounds) && !s.shares_a_corner(t) && corners_intersect(s, t, positions)
 }
 
-/// The float and the exact test of [`intersect`].
+/// The float and the exact test of [`intersect`], or the exact test of boxes that only touch
+/// ([`touching_meet`]).
 #[inline(never)]
 fn corners_intersect(s: &Tri, t: &Tri, positions: &[P]) -> bool {
     let (a, b) = (s.points(positions), t.points(positions));
+    if let Some(meet) = touching_meet(a, &s.bounds, b, &t.bounds) {
+        return meet;
+    }
     !surely_apart(a, b) && triangles_intersect(a, b)
+}
+
+/// The exact answer for two triangles whose boxes meet only in a plane `x_k = c` (one box ends
+/// where the other starts along axis `k`, and not both are flat along it), else `None`.
+///
+/// On a cloth generated flat, or still lying as generated, almost every pair that the search
+/// asks about is one of these: neighbours whose boxes share a side or a corner. Every common
+/// point of the triangles then lies in that plane, and the part of a triangle in it is the hull
+/// of its corners there (the points of a triangle where a coordinate is largest, or smallest,
+/// are the hull of the corners where it is): one corner, an edge, or the whole triangle when it
+/// is flat along `k`. The two hulls meet exactly when an edge of one meets an edge of the other
+/// or one holds a corner of the other, decided in the plane's other two coordinates, which the
+/// projection keeps exactly, with the same exact predicates as [`triangles_intersect`]. A pair of
+/// zero-area triangles is not counted, as there.
+#[inline]
+fn touching_meet(a: [P; 3], box_a: &Aabb, b: [P; 3], box_b: &Aabb) -> Option<bool> {
+    // Along `k` the boxes share the one value `c`, an end of each (so that each triangle lies
+    // on one side of the plane, or in it), and not both lie in the plane.
+    let axis = (0..3).find(|&k| {
+        let (lo, hi) = (box_a.min[k].max(box_b.min[k]), box_a.max[k].min(box_b.max[k]));
+        let ends = |b: &Aabb| b.min[k] == lo || b.max[k] == lo;
+        let both_flat = box_a.min[k] == box_a.max[k] && box_b.min[k] == box_b.max[k];
+        lo == hi && ends(box_a) && ends(box_b) && !both_flat
+    })?;
+    let c = box_a.min[axis].max(box_b.min[axis]);
+    let on_plane = |t: [P; 3]| {
+        let mut hull = [[0.0f64; 2]; 3];
+        let mut len = 0;
+        for v in t.into_iter().filter(|v| v[axis] == c) {
+            hull[len] = project(v, axis);
+            len += 1;
+        }
+        (hull, len)
+    };
+    let ((ha, na), (hb, nb)) = (on_plane(a), on_plane(b));
+    let meet = hulls_meet_2d(&ha[..na], &hb[..nb]);
+    Some(meet && (has_area(a) || has_area(b)))
+}
+
+/// The convex hulls of 1 to 3 points each have a point in common (exact): an edge of one meets
+/// an edge of the other (a hull of one point is a segment of zero length), or one is a triangle
+/// of non-zero area that holds a corner of the other.
+fn hulls_meet_2d(p: &[[f64; 2]], q: &[[f64; 2]]) -> bool {
+    // A corner against a corner or an edge, most of what a flat sheet asks, without the
+    // general case's four orientations.
+    let on_segment = |v: [f64; 2], s0: [f64; 2], s1: [f64; 2]| {
+        let within = (0..2).all(|k| s0[k].min(s1[k]) <= v[k] && v[k] <= s0[k].max(s1[k]));
+        within && orient_2d(s0, s1, v) == 0
+    };
+    match (p, q) {
+        ([v], [w]) => return v == w,
+        ([v], [s0, s1]) | ([s0, s1], [v]) => return on_segment(*v, *s0, *s1),
+        _ => {}
+    }
+    fn edges(h: &[[f64; 2]]) -> impl Iterator<Item = ([f64; 2], [f64; 2])> + '_ {
+        (0..h.len()).map(move |i| (h[i], h[(i + 1) % h.len()]))
+    }
+    let holds = |h: &[[f64; 2]], v: [f64; 2]| {
+        h.len() == 3 && orient_2d(h[0], h[1], h[2]) != 0 && inside_2d([h[0], h[1], h[2]], v)
+    };
+    edges(p).any(|(p0, p1)| edges(q).any(|(q0, q1)| segments_meet_2d(p0, p1, q0, q1)))
+        || holds(p, q[0])
+        || holds(q, p[0])
 }
 
 /// Counts intersecting triangle pairs (module docs) with one buffer kept from one call to the
@@ -798,6 +869,40 @@ mod tests {
             }
         }
         n
+    }
+
+    proptest::proptest! {
+        /// Where the boxes only touch, the shortcut agrees with the full exact test: triangles
+        /// with corners on a lattice of three values per axis, so that boxes share sides and
+        /// corners, triangles lie in one plane, touch at corners and edges, or have no area.
+        #[test]
+        fn touching_boxes_are_decided_as_the_exact_test_does(
+            corners in proptest::collection::vec(0u8..27, 6),
+            step in proptest::prop_oneof![proptest::strategy::Just(1.0f32), 0.001f32..10.0],
+        ) {
+            let at = |c: u8| [(c % 3) as f32 * step, (c / 3 % 3) as f32 * step, (c / 9) as f32 * step];
+            let (a, b) = ([at(corners[0]), at(corners[1]), at(corners[2])], [at(corners[3]), at(corners[4]), at(corners[5])]);
+            let (box_a, box_b) = (Aabb::around(a), Aabb::around(b));
+            // Boxes apart never reach the shortcut (`intersect` tests them first).
+            if let (true, Some(meet)) = (box_a.overlaps(&box_b), touching_meet(a, &box_a, b, &box_b)) {
+                proptest::prop_assert_eq!(meet, triangles_intersect(a, b), "{:?} {:?}", a, b);
+            }
+        }
+    }
+
+    #[test]
+    fn touching_boxes_take_the_shortcut() {
+        // Side by side in one plane, boxes sharing the side x = 1: apart, then sharing a corner
+        // (not counted as adjacent here: the test sees only coordinates).
+        let left = [[0.0, 0.0, 0.0], [1.0, 0.0, 1.0], [0.0, 0.0, 1.0]];
+        let apart = [[1.0, 0.0, 0.0], [2.0, 0.0, 0.0], [2.0, 0.0, 1.0]];
+        let touching = [[1.0, 0.0, 1.0], [2.0, 0.0, 0.0], [2.0, 0.0, 1.0]];
+        let (l, a, t) = (Aabb::around(left), Aabb::around(apart), Aabb::around(touching));
+        assert_eq!(touching_meet(left, &l, apart, &a), Some(false));
+        assert_eq!(touching_meet(left, &l, touching, &t), Some(true));
+        // A box straddling the other's plane is not a touch: no shortcut.
+        let across = [[0.5, -1.0, 0.5], [0.5, 1.0, 0.5], [0.6, 1.0, 0.6]];
+        assert_eq!(touching_meet(left, &l, across, &Aabb::around(across)), None);
     }
 
     proptest::proptest! {

@@ -145,13 +145,22 @@ impl ModelBuilder {
         let ordinal = self.cloths.len();
         let e = ClothErrors { ordinal, name: &desc.name };
         self.check_name(desc, e)?;
-        let particles::Particles { velocities, topology, pinned, polygons } =
-            particles::check(desc, self.positions.len(), &self.limits, e)?;
-        let n = desc.positions.len();
-        let inv_mass = masses::inverse_masses(desc, &pinned, e)?;
         let offset = self.positions.len() as u32;
         let time_step = self.settings.time_step();
-        let (constraints, dropped) = edges::distance_constraints(desc, &pinned, offset, &time_step, e)?;
+        // The particle checks (with the topology) and the distance constraints are independent
+        // passes over the cloth: both at once on the current rayon pool. The constraints take the
+        // pins as given; the checks' errors come first, and once they pass, those pins are valid.
+        let (checked, distance) = rayon::join(
+            || particles::check(desc, self.positions.len(), &self.limits, e),
+            || {
+                let pinned = particles::pins_in_range(desc);
+                edges::distance_constraints(desc, &pinned, offset, &time_step, e)
+            },
+        );
+        let particles::Particles { velocities, topology, pinned, polygons } = checked?;
+        let n = desc.positions.len();
+        let inv_mass = masses::inverse_masses(desc, &pinned, e)?;
+        let (constraints, dropped) = distance?;
         self.check_constraint_total(self.sets.distance.len() as u64 + constraints.len() as u64, e)?;
 
         // Every batched kind, from the registry: distance from the checked edge sets (made local

@@ -74,6 +74,17 @@ pub(super) fn check(
     Ok(Particles { velocities, topology, pinned, polygons })
 }
 
+/// Which particles `desc` pins, leaving out pins out of range (which [`check`] refuses).
+pub(super) fn pins_in_range(desc: &ClothDesc) -> Vec<bool> {
+    let mut pinned = vec![false; desc.positions.len()];
+    for &p in &desc.pins {
+        if let Some(pin) = pinned.get_mut(p as usize) {
+            *pin = true;
+        }
+    }
+    pinned
+}
+
 /// The particle count within the limits, finite positions, and the initial velocities (finite,
 /// one per particle; at rest when none are given).
 fn positions_and_velocities(
