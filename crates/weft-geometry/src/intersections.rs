@@ -27,11 +27,13 @@
 //! move forward (in parallel by ranges of the sorted triangles on the current rayon pool). Within a
 //! cell the triangles are in order of their boxes' lowest x, so each is tested only against those
 //! whose boxes start before its own ends along x: where a cloth crumples many layers into a cell,
-//! that skips most of the cell's pairs. A *big* triangle, spanning more cells, is searched against
-//! the small ones whose cells can reach its box, and the big ones among themselves as a search of
-//! their own with cells fitted to them (at most half the triangles are big at any level, so the
-//! levels are few). A pair is tested when its boxes meet and it shares no corner: where the boxes
-//! only touch (one ends where the other starts along an axis, as for the neighbours of a cloth that
+//! that skips most of the cell's pairs; and a neighbouring cell a step up along some axes is
+//! searched against the cell's triangles whose boxes span those axes alone (each cell's triangles
+//! grouped by the axes they span). A *big* triangle, spanning more cells, is searched against the
+//! small ones whose cells can reach its box, and the big ones among themselves as a search of their
+//! own with cells fitted to them (at most half the triangles are big at any level, so the levels
+//! are few). A pair is tested when its boxes meet and it shares no corner: where the boxes only
+//! touch (one ends where the other starts along an axis, as for the neighbours of a cloth that
 //! still lies as it was generated) the corners in the plane they share decide it exactly and at
 //! once; else after a fast float separating-axis test with a wide margin has failed to show them
 //! apart. On the flat 256² grid, whose ~320,000 pairs asked are all of the first kind, that made a
@@ -174,7 +176,8 @@ fn surely_apart(a: [P; 3], b: [P; 3]) -> bool {
     let ea = [sub(a[1], a[0]), sub(a[2], a[1]), sub(a[0], a[2])];
     let eb = [sub(b[1], b[0]), sub(b[2], b[1]), sub(b[0], b[2])];
     let (na, nb) = (cross(ea[0], ea[1]), cross(eb[0], eb[1]));
-    let scale = a.iter().chain(&b).flatten().fold(0.0f64, |m, c| m.max(c.abs()));
+    // Plain comparisons: the corners are finite (the count leaves out any other triangle).
+    let scale = a.iter().chain(&b).flatten().fold(0.0f64, |m, c| if c.abs() > m { c.abs() } else { m });
     let separates = |axis: [f64; 3]| {
         let size = axis[0].abs() + axis[1].abs() + axis[2].abs();
         if size == 0.0 {
@@ -584,6 +587,7 @@ fn run(tris: &[Tri], cell: u64) -> usize {
 /// (cells and their neighbours come in the same order).
 fn cells_pairs(small: &[Tri], range: std::ops::Range<usize>, positions: &[P]) -> u64 {
     let mut cursors = [None::<usize>; FORWARD.len()];
+    let mut by_spans = BySpans::default();
     let mut count = 0;
     let mut i = range.start;
     while i < range.end {
@@ -594,24 +598,65 @@ fn cells_pairs(small: &[Tri], range: std::ops::Range<usize>, positions: &[P]) ->
             let reach = here[k + 1..].iter().take_while(|t| t.bounds.min[0] <= s.bounds.max[0]);
             count += reach.filter(|t| intersect(s, t, positions)).count() as u64;
         }
-        let present = here.iter().fold(0u8, |m, s| m | 1 << s.spans());
+        by_spans.fill(here);
         for ((d, (up, down)), cursor) in FORWARD.iter().zip(STEPS).zip(&mut cursors) {
-            if present & SUPERSETS[up as usize] == 0 {
+            let groups = by_spans.present & SUPERSETS[up as usize];
+            if groups == 0 {
                 continue;
             }
             let Some(target) = shifted(cell, *d) else { continue };
             let at = seek(small, cursor, target << 3);
             for t in small[at..].iter().take_while(|t| t.cell() == target) {
                 if t.spans() & down == down {
-                    let starting = here.iter().take_while(|s| s.bounds.min[0] <= t.bounds.max[0]);
-                    let reaching = starting.filter(|s| s.spans() & up == up);
-                    count += reaching.filter(|s| intersect(s, t, positions)).count() as u64;
+                    for group in by_spans.groups(groups) {
+                        let starting = group.iter().take_while(|s| s.bounds.min[0] <= t.bounds.max[0]);
+                        count += starting.filter(|s| intersect(s, t, positions)).count() as u64;
+                    }
                 }
             }
         }
         i += here.len();
     }
     count
+}
+
+/// One cell's triangles grouped by the axes their boxes span ([`Tri::spans`]), each group in the
+/// cell's order (of their boxes' lowest x): a neighbouring cell a step up along some axes is
+/// searched against the groups that span them alone. Kept from cell to cell.
+#[derive(Default)]
+struct BySpans {
+    tris: Vec<Tri>,
+    /// Group `g` is `tris[starts[g]..starts[g + 1]]`.
+    starts: [usize; 9],
+    /// Bit `g` when group `g` is not empty.
+    present: u8,
+}
+
+impl BySpans {
+    /// Groups `here` (a counting sort, stable).
+    fn fill(&mut self, here: &[Tri]) {
+        let mut next = [0usize; 8];
+        for s in here {
+            next[s.spans() as usize] += 1;
+        }
+        self.present = (0..8).fold(0, |m, g| m | (((next[g] > 0) as u8) << g));
+        for (g, next) in next.iter_mut().enumerate() {
+            self.starts[g + 1] = self.starts[g] + *next;
+            *next = self.starts[g];
+        }
+        self.tris.clear();
+        self.tris.resize(here.len(), here[0]);
+        for s in here {
+            let g = s.spans() as usize;
+            self.tris[next[g]] = *s;
+            next[g] += 1;
+        }
+    }
+
+    /// The groups whose bits are set in `groups`.
+    fn groups(&self, groups: u8) -> impl Iterator<Item = &[Tri]> {
+        (0..8).filter(move |g| groups & (1 << g) != 0).map(|g| &self.tris[self.starts[g]..self.starts[g + 1]])
+    }
 }
 
 /// Moves `cursor` forward to the first triangle of `small` keyed `target` or above, and returns
