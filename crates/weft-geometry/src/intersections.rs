@@ -217,7 +217,7 @@ struct Tri {
 
 /// Heap an [`IntersectionCounter`] holds per triangle of the cloths it counts, in bytes: its
 /// one buffer, a record of each triangle's key, corners and box (no other buffer grows with the
-/// cloth; what the search adds is a few hundred bytes per thread).
+/// cloth; what the search adds is at most 192 KiB per thread, the copy of one crowded cell).
 pub const BYTES_PER_TRIANGLE: usize = std::mem::size_of::<Tri>();
 
 /// The key of a triangle too large for the cells: after every other.
@@ -598,20 +598,33 @@ fn cells_pairs(small: &[Tri], range: std::ops::Range<usize>, positions: &[P]) ->
             let reach = here[k + 1..].iter().take_while(|t| t.bounds.min[0] <= s.bounds.max[0]);
             count += reach.filter(|t| intersect(s, t, positions)).count() as u64;
         }
-        by_spans.fill(here);
+        // A cell too crowded for the groups' copy (a cloth collapsed into a few cells) is
+        // walked whole, its triangles that cannot reach a neighbour turned away one by one.
+        let grouped = here.len() <= MAX_GROUPED;
+        let present = match grouped {
+            true => by_spans.fill(here),
+            false => here.iter().fold(0u8, |m, s| m | 1 << s.spans()),
+        };
         for ((d, (up, down)), cursor) in FORWARD.iter().zip(STEPS).zip(&mut cursors) {
-            let groups = by_spans.present & SUPERSETS[up as usize];
+            let groups = present & SUPERSETS[up as usize];
             if groups == 0 {
                 continue;
             }
             let Some(target) = shifted(cell, *d) else { continue };
             let at = seek(small, cursor, target << 3);
             for t in small[at..].iter().take_while(|t| t.cell() == target) {
-                if t.spans() & down == down {
+                if t.spans() & down != down {
+                    continue;
+                }
+                let reaching = |s: &&Tri| s.bounds.min[0] <= t.bounds.max[0];
+                if grouped {
                     for group in by_spans.groups(groups) {
-                        let starting = group.iter().take_while(|s| s.bounds.min[0] <= t.bounds.max[0]);
+                        let starting = group.iter().take_while(reaching);
                         count += starting.filter(|s| intersect(s, t, positions)).count() as u64;
                     }
+                } else {
+                    let starting = here.iter().take_while(reaching).filter(|s| s.spans() & up == up);
+                    count += starting.filter(|s| intersect(s, t, positions)).count() as u64;
                 }
             }
         }
@@ -619,6 +632,11 @@ fn cells_pairs(small: &[Tri], range: std::ops::Range<usize>, positions: &[P]) ->
     }
     count
 }
+
+/// The most triangles of one cell that [`BySpans`] copies: what the search adds to the
+/// counter's buffer stays under `MAX_GROUPED × BYTES_PER_TRIANGLE` per thread (192 KiB). The
+/// unit tests use 8, so that their brute-force comparisons take both ways through a cell.
+const MAX_GROUPED: usize = if cfg!(test) { 8 } else { 4096 };
 
 /// One cell's triangles grouped by the axes their boxes span ([`Tri::spans`]), each group in the
 /// cell's order (of their boxes' lowest x): a neighbouring cell a step up along some axes is
@@ -628,18 +646,16 @@ struct BySpans {
     tris: Vec<Tri>,
     /// Group `g` is `tris[starts[g]..starts[g + 1]]`.
     starts: [usize; 9],
-    /// Bit `g` when group `g` is not empty.
-    present: u8,
 }
 
 impl BySpans {
-    /// Groups `here` (a counting sort, stable).
-    fn fill(&mut self, here: &[Tri]) {
+    /// Groups `here` (a counting sort, stable); returns bit `g` for each group `g` not empty.
+    fn fill(&mut self, here: &[Tri]) -> u8 {
         let mut next = [0usize; 8];
         for s in here {
             next[s.spans() as usize] += 1;
         }
-        self.present = (0..8).fold(0, |m, g| m | (((next[g] > 0) as u8) << g));
+        let present = (0..8).fold(0, |m, g| m | (((next[g] > 0) as u8) << g));
         for (g, next) in next.iter_mut().enumerate() {
             self.starts[g + 1] = self.starts[g] + *next;
             *next = self.starts[g];
@@ -651,6 +667,7 @@ impl BySpans {
             self.tris[next[g]] = *s;
             next[g] += 1;
         }
+        present
     }
 
     /// The groups whose bits are set in `groups`.
