@@ -215,16 +215,17 @@ impl BatchPlan {
         }
         // Blocks share no free particle: each is coloured on its own, with a mask for its own
         // particles, in parallel on the current rayon pool (the same colouring for any pool).
+        // Each block's list is freed once coloured, so the two are held together one block at
+        // a time per thread, as they were one after another.
         let colourings: Vec<Colouring> = interior
-            .par_iter()
+            .into_par_iter()
             .enumerate()
             .map(|(k, subset)| {
                 let first = k as u32 * block_particles;
                 let len = (free.len() as u32 - first).min(block_particles);
-                colour_subset(subset, constraints, free, &mut vec![0u64; len as usize], first)
+                colour_subset(&subset, constraints, free, &mut vec![0u64; len as usize], first)
             })
             .collect();
-        drop(interior);
         let mut plan = BatchPlan::default();
         for (k, c) in colourings.into_iter().enumerate() {
             boundary.extend_from_slice(&c.serial);
