@@ -443,17 +443,24 @@ fn pair_wander(sc: &SurfaceCollision, kept: &Kept, pair: Pair, wander: &Wander) 
     let p = particles(sc, pair);
     let split = if pair.0 == PairKind::VertexTriangle { 1 } else { 2 };
     let w = &wander.particles;
-    let most = |ids: &[u32], j: usize| ids.iter().fold(0.0f32, |m, &i| m.max(w[i as usize][j]));
+    // Plain comparisons, not `f32::max`: the same answer (a NaN never replaces the running
+    // most), without the NaN handling on this per-pair path.
+    let larger = |m: f32, v: f32| if v > m { v } else { m };
+    let most = |ids: &[u32], j: usize| ids.iter().fold(0.0f32, |m, &i| larger(m, w[i as usize][j]));
     let (a, b) = p.split_at(split);
     let cluster = |i: u32| kept.cluster[i as usize];
     let mut apart = 0.0f32;
     if p.iter().any(|&i| cluster(i) != cluster(p[0])) {
+        // The largest squared distance, then one square root: the root is correctly rounded
+        // and never decreasing, so the root of the largest is the largest root, bit for bit.
         for &i in a {
             for &j in b {
                 let (c, d) = (wander.centres[cluster(i) as usize], wander.centres[cluster(j) as usize]);
-                apart = apart.max(length([0, 1, 2].map(|k| c[k] - d[k])));
+                let v = [0, 1, 2].map(|k| c[k] - d[k]);
+                apart = larger(apart, v[0] * v[0] + v[1] * v[1] + v[2] * v[2]);
             }
         }
+        apart = apart.sqrt();
     }
     [most(a, 0) + most(b, 0) + apart, most(a, 1) + most(b, 1)]
 }
