@@ -152,7 +152,8 @@ struct OutputArgs {
     )]
     formats: Vec<CacheFormat>,
     /// Worker threads (the output is the same for any number) [default: one for a cloth of at
-    /// most 4,096 particles without self-collision, else one per logical CPU]
+    /// most 4,096 particles, unless it has surface self-collision, or particle self-collision
+    /// with 2,048 particles or more; else one per logical CPU]
     #[arg(short = 'j', long, value_name = "N",
           value_parser = clap::value_parser!(u16).range(1..=1024))]
     threads: Option<u16>,

@@ -119,4 +119,4 @@ pub use progress::Progress;
 pub use report::{BakeReport, FrameStats, OverTolerance};
 pub use stats::{STATS_FILE, STATS_HEADER, stats_csv, stats_row};
 pub use summary::{SUMMARY_FILE, write_summary};
-pub use threads::fitted_threads;
+pub use threads::{SHARED_SELF_COLLISION, fitted_threads};

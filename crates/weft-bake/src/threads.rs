@@ -9,18 +9,28 @@ use weft_core::colouring::BLOCK_PARTICLES;
 ///
 /// Threads share the solve of independent blocks of [`BLOCK_PARTICLES`] particles, the passes
 /// of particle self-collision and the contact search of surface self-collision. A model that
-/// fits in one block and has no self-collision gives a second thread nothing to do but wait at
-/// the barriers between phases, and that costs more than it gains. Measured on a 2-core machine
-/// (`weft bake examples/NAME.toml -j 1` against `-j 2`, ms per frame, medians of three
-/// interleaved rounds): the flag (1,536 particles) 8.3 against 10.3, `drape_sphere` (625) 3.1
-/// against 4.7, `sweep` (441) 3.3 against 5.1, `cape` (1,200, a mesh collider) 62 against 80;
-/// but `pile` (1,872, self-collision) 68 against 49, and the 64² drop sheet of
-/// `benches/blender` (surface self-collision, its first 12 frames) 578 against 442.
+/// fits in one block gives a second thread nothing to do but wait at the barriers between
+/// phases, and that costs more than it gains, unless it has surface self-collision, or particle
+/// self-collision over at least [`SHARED_SELF_COLLISION`] particles. Measured on a 2-core
+/// machine (`weft bake SCENE -j 1` against `-j 2`, whole bakes, medians of three to seven
+/// interleaved rounds): the flag (1,536 particles) 8.3 against 10.3 ms per frame,
+/// `drape_sphere` (625) 3.1 against 4.7, `sweep` (441) 3.3 against 5.1, `cape` (1,200, a mesh
+/// collider) 62 against 80; with particle self-collision the flag at 3.5 cm 1.14 against
+/// 1.39 s and `pile` (1,872) 0.653 s either way (twice the CPU on two), but 48² and 64² sheets
+/// (2,304 and 4,096 particles, 2 cm) 0.58 against 0.51 s and 1.29 against 1.01 s; with surface
+/// self-collision the 64² drop sheet of `benches/blender` (its first 12 frames) 578 against
+/// 442 ms per frame.
 pub fn fitted_threads(model: &Model) -> usize {
-    let blocks = model.particles().len().div_ceil(BLOCK_PARTICLES as usize);
-    let shared = !model.self_collision().is_empty() || !model.surface_collision().is_empty();
+    let particles = model.particles().len();
+    let blocks = particles.div_ceil(BLOCK_PARTICLES as usize);
+    let particle_contacts = !model.self_collision().is_empty() && particles >= SHARED_SELF_COLLISION;
+    let shared = particle_contacts || !model.surface_collision().is_empty();
     if blocks > 1 || shared { 0 } else { 1 }
 }
+
+/// The fewest particles of a one-block model whose particle self-collision gains from a second
+/// thread (half a block; see [`fitted_threads`]).
+pub const SHARED_SELF_COLLISION: usize = BLOCK_PARTICLES as usize / 2;
 
 #[cfg(test)]
 mod tests {
@@ -44,7 +54,11 @@ mod tests {
         assert_eq!(fitted_threads(&model(&grid(64, ""))), 1, "4,096 particles: one block");
         assert_eq!(fitted_threads(&model(&grid(65, ""))), 0, "4,225 particles: two blocks");
         let pile = grid(16, "self_collision = true\nself_thickness = 0.07");
-        assert_eq!(fitted_threads(&model(&pile)), 0, "self-collision shares its passes");
+        assert_eq!(fitted_threads(&model(&pile)), 1, "256 particles' self-collision: too little to share");
+        let sheet = grid(46, "self_collision = true\nself_thickness = 0.03");
+        assert_eq!(fitted_threads(&model(&sheet)), 0, "2,116 particles: over half a block, shared");
+        let sheet = grid(45, "self_collision = true\nself_thickness = 0.03");
+        assert_eq!(fitted_threads(&model(&sheet)), 1, "2,025 particles: under half a block");
         let sheet = grid(16, "self_collision = \"triangles\"\nself_thickness = 0.01");
         assert_eq!(fitted_threads(&model(&sheet)), 0, "surface self-collision shares its search");
     }
