@@ -123,10 +123,25 @@ impl FeatureBoxes {
         for &v in sc.vertices() {
             self.vertices[v as usize] = swept_box(&[v], prev, now, shift, 0.0);
         }
+        // A feature's box is the union of its particles' (every one is a vertex of the stage):
+        // the same extremes as `swept_box` of the feature, as the least and the greatest of the
+        // same coordinates, without shifting each particle once per feature it belongs to.
+        let vertices = &self.vertices;
+        let union = |particles: &[u32]| {
+            let mut b = Aabb::new([f32::INFINITY; 3], [f32::NEG_INFINITY; 3]);
+            for &i in particles {
+                let v = &vertices[i as usize];
+                for k in 0..3 {
+                    b.min[k] = b.min[k].min(v.min[k]);
+                    b.max[k] = b.max[k].max(v.max[k]);
+                }
+            }
+            b
+        };
         self.triangles.clear();
-        self.triangles.extend(sc.triangles().iter().map(|t| swept_box(t, prev, now, shift, 0.0)));
+        self.triangles.extend(sc.triangles().iter().map(|t| union(t)));
         self.edges.clear();
-        self.edges.extend(sc.edges().iter().map(|e| swept_box(e, prev, now, shift, 0.0)));
+        self.edges.extend(sc.edges().iter().map(|e| union(e)));
     }
 
     /// A lower bound of the distance between the features of `pair` (m): the distance between
