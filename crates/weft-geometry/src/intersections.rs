@@ -173,9 +173,6 @@ fn surely_apart(a: [P; 3], b: [P; 3]) -> bool {
         [p[1] * q[2] - p[2] * q[1], p[2] * q[0] - p[0] * q[2], p[0] * q[1] - p[1] * q[0]]
     };
     let dot = |p: [f64; 3], q: [f64; 3]| p[0] * q[0] + p[1] * q[1] + p[2] * q[2];
-    let ea = [sub(a[1], a[0]), sub(a[2], a[1]), sub(a[0], a[2])];
-    let eb = [sub(b[1], b[0]), sub(b[2], b[1]), sub(b[0], b[2])];
-    let (na, nb) = (cross(ea[0], ea[1]), cross(eb[0], eb[1]));
     // Plain comparisons: the corners are finite (the count leaves out any other triangle).
     let scale = a.iter().chain(&b).flatten().fold(0.0f64, |m, c| if c.abs() > m { c.abs() } else { m });
     let separates = |axis: [f64; 3]| {
@@ -190,13 +187,20 @@ fn surely_apart(a: [P; 3], b: [P; 3]) -> bool {
         let (lo_b, hi_b) = (pb[0].min(pb[1]).min(pb[2]), pb[0].max(pb[1]).max(pb[2]));
         lo_b > hi_a + margin || lo_a > hi_b + margin
     };
-    // Neighbours of one smooth sheet, most of the pairs asked, lie side by side: an in-plane
-    // axis of the first separates them, so those go first (on a flat 256² grid, where every
-    // neighbour's box meets, that halves the test's time), then the normals for pairs of
-    // stacked layers, and the edge–edge axes last.
-    ea.iter().any(|&e| separates(cross(na, e)))
-        || separates(na)
-        || separates(nb)
+    // The pairs asked here are those whose boxes meet without only touching (a flat sheet's
+    // neighbours touch, and `touching_meet` decides them): most are triangles of layers that
+    // lie across one another, which a normal separates, so the normals go first (the second
+    // triangle's edges made only if the first normal does not separate them), then the in-plane
+    // axes, and the edge–edge axes last. Any axis that separates gives the same answer.
+    let ea = [sub(a[1], a[0]), sub(a[2], a[1]), sub(a[0], a[2])];
+    let na = cross(ea[0], ea[1]);
+    if separates(na) {
+        return true;
+    }
+    let eb = [sub(b[1], b[0]), sub(b[2], b[1]), sub(b[0], b[2])];
+    let nb = cross(eb[0], eb[1]);
+    separates(nb)
+        || ea.iter().any(|&e| separates(cross(na, e)))
         || eb.iter().any(|&f| separates(cross(nb, f)))
         || ea.iter().any(|&e| eb.iter().any(|&f| separates(cross(e, f))))
 }
@@ -413,7 +417,9 @@ fn intersect(s: &Tri, t: &Tri, positions: &[P]) -> bool {
 #[inline(never)]
 fn corners_intersect(s: &Tri, t: &Tri, positions: &[P]) -> bool {
     let (a, b) = (s.points(positions), t.points(positions));
-    if let Some(meet) = touching_meet(a, &s.bounds, b, &t.bounds) {
+    // Boxes that overlap along every axis do not only touch.
+    let overlap = (0..3).all(|k| s.bounds.min[k] < t.bounds.max[k] && t.bounds.min[k] < s.bounds.max[k]);
+    if !overlap && let Some(meet) = touching_meet(a, &s.bounds, b, &t.bounds) {
         return meet;
     }
     !surely_apart(a, b) && triangles_intersect(a, b)
