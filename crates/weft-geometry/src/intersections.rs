@@ -618,14 +618,22 @@ fn cells_pairs(small: &[Tri], range: std::ops::Range<usize>, positions: &[P]) ->
             }
             let Some(target) = shifted(cell, *d) else { continue };
             let at = seek(small, cursor, target << 3);
+            // Per group, how many of its first boxes end before the boxes of the neighbour
+            // seen so far start along x: they end before the later ones start too (the
+            // neighbour's come in order of their lowest x), so they are passed over for good.
+            // (`groups` is the same for every box of the neighbour, so the `k`th group taken is
+            // always the same one.)
+            let mut ended = [0usize; 8];
             for t in small[at..].iter().take_while(|t| t.cell() == target) {
                 if t.spans() & down != down {
                     continue;
                 }
                 let reaching = |s: &&Tri| s.bounds.min[0] <= t.bounds.max[0];
                 if grouped {
-                    for group in by_spans.groups(groups) {
-                        let starting = group.iter().take_while(reaching);
+                    for (group, ended) in by_spans.groups(groups).zip(ended.iter_mut()) {
+                        let past = group[*ended..].iter().take_while(|s| s.bounds.max[0] < t.bounds.min[0]);
+                        *ended += past.count();
+                        let starting = group[*ended..].iter().take_while(reaching);
                         count += starting.filter(|s| intersect(s, t, positions)).count() as u64;
                     }
                 } else {
