@@ -906,6 +906,28 @@ mod tests {
         assert_eq!(intersecting_pairs(&p, &t), brute);
     }
 
+    #[test]
+    fn grid_matches_brute_force_on_a_crumpled_sheet_lying_askew() {
+        // A 24 × 24 sheet crumpled into layers and turned so that no triangle lies along an
+        // axis: cells hold many boxes of several groups, and a neighbour's boxes pass over
+        // those that end before them.
+        let n = 24u32;
+        let mut rnd = rng(0x1b87_3593);
+        let (c, s) = (0.6f32, 0.8f32);
+        let p: Vec<[f32; 3]> = (0..n * n)
+            .map(|k| {
+                let (u, v) = ((k % n) as f32 * 0.05, (k / n) as f32 * 0.05);
+                let q = [u + 0.08 * rnd(), (4.0 * u).sin() * 0.1 + 0.08 * rnd(), v + 0.08 * rnd()];
+                let (y, z) = (c * q[1] - s * q[2], s * q[1] + c * q[2]);
+                [c * q[0] - s * y, s * q[0] + c * y, z]
+            })
+            .collect();
+        let t = grid_triangles(n, n);
+        let brute = brute_force(&p, &t);
+        assert!(brute > 0, "the crumpled sheet should cross itself somewhere");
+        assert_eq!(intersecting_pairs(&p, &t), brute);
+    }
+
     /// A small deterministic generator (xorshift) in `-0.5..0.5`.
     fn rng(mut seed: u32) -> impl FnMut() -> f32 {
         move || {
