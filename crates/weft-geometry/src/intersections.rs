@@ -29,7 +29,8 @@
 //! whose boxes start before its own ends along x: where a cloth crumples many layers into a cell,
 //! that skips most of the cell's pairs; and a neighbouring cell a step up along some axes is
 //! searched against the cell's triangles whose boxes span those axes alone (each cell's triangles
-//! grouped by the axes they span). A *big* triangle, spanning more cells, is searched against the
+//! grouped by the axes they span, each group read from past the boxes that end before the
+//! neighbour's start along x). A *big* triangle, spanning more cells, is searched against the
 //! small ones whose cells can reach its box, and the big ones among themselves as a search of their
 //! own with cells fitted to them (at most half the triangles are big at any level, so the levels
 //! are few). A pair is tested when its boxes meet and it shares no corner: where the boxes only
