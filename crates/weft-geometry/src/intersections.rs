@@ -418,9 +418,7 @@ fn intersect(s: &Tri, t: &Tri, positions: &[P]) -> bool {
 #[inline(never)]
 fn corners_intersect(s: &Tri, t: &Tri, positions: &[P]) -> bool {
     let (a, b) = (s.points(positions), t.points(positions));
-    // Boxes that overlap along every axis do not only touch.
-    let overlap = (0..3).all(|k| s.bounds.min[k] < t.bounds.max[k] && t.bounds.min[k] < s.bounds.max[k]);
-    if !overlap && let Some(meet) = touching_meet(a, &s.bounds, b, &t.bounds) {
+    if let Some(meet) = touching_meet(a, &s.bounds, b, &t.bounds) {
         return meet;
     }
     !surely_apart(a, b) && triangles_intersect(a, b)
