@@ -188,8 +188,10 @@ fn measure_bytes(model: &Model) -> u64 {
 /// (`weft_bake`'s output keeps up to three), a cloth's sample
 /// (the largest), per cache (`caches` of each cloth) its bytes of a sample (PC2) and its write
 /// buffer ([`weft_io::WRITE_BUFFER`]), the write buffer of `stats.csv`, the quality measure
-/// counting the intersections with the count's buffer, and for a cloth with a render mesh its
-/// normals and their sums.
+/// counting the intersections with the count's buffer and the cloths' outline (what finding it
+/// holds for a moment, 12 B per triangle and 8 B per particle, is freed before the count's
+/// search first allocates its larger buffer), and for a cloth with a render mesh its normals and
+/// their sums.
 fn output_bytes(model: &Model, caches: usize) -> u64 {
     let point = size_of::<[f32; 3]>() as u64;
     let triangles: u64 = model.cloths().iter().map(|c| c.triangles.len() as u64).sum();
@@ -209,6 +211,7 @@ fn output_bytes(model: &Model, caches: usize) -> u64 {
         + STATS_BUFFER
         + measure_bytes(model)
         + triangles * weft_geometry::intersections::BYTES_PER_TRIANGLE as u64
+        + model.particles().len() as u64 * weft_geometry::outline::BYTES_PER_PARTICLE as u64
         + normals * (point + size_of::<[f64; 3]>() as u64)
 }
 

@@ -128,7 +128,6 @@ const QUALITY_COLUMNS: [&str; 6] = [
 /// stretch edges with their rest lengths, gathered once per bake, and the buffers of the
 /// measure, kept from frame to frame.
 pub struct Quality {
-    triangles: Vec<[u32; 3]>,
     edges: Vec<[u32; 2]>,
     rest: Vec<f32>,
     positions: Vec<[f32; 3]>,
@@ -153,12 +152,13 @@ impl Quality {
                 rest.push(c.rest_length);
             }
         }
-        Quality { triangles, edges, rest, positions: Vec::new(), intersections: Default::default() }
+        let intersections = weft_geometry::intersections::IntersectionCounter::new(triangles);
+        Quality { edges, rest, positions: Vec::new(), intersections }
     }
 
     /// Triangles measured, over every cloth.
     pub fn triangle_count(&self) -> usize {
-        self.triangles.len()
+        self.intersections.triangles().len()
     }
 
     /// The largest stretch `|x_a − x_b|/L − 1` of a stretch edge of the model now (0 if none is
@@ -178,14 +178,14 @@ impl Quality {
     /// The intersecting pairs of non-adjacent triangles at `positions` (m, one per particle of
     /// the model the measure was made for).
     pub fn intersections(&mut self, positions: &[[f32; 3]]) -> u64 {
-        self.intersections.count(positions, &self.triangles)
+        self.intersections.count(positions)
     }
 
     /// `(intersecting pairs of non-adjacent triangles, largest stretch |x_a − x_b|/L − 1 of a
     /// stretch edge)` of the model now (the model the measure was made for).
     pub fn measure(&mut self, model: &Model) -> (u64, f32) {
         copy_positions(model, &mut self.positions);
-        (self.intersections.count(&self.positions, &self.triangles), self.stretch(&self.positions))
+        (self.intersections.count(&self.positions), self.stretch(&self.positions))
     }
 }
 

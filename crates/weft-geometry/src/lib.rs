@@ -12,8 +12,9 @@
 //!   may touch.
 //! * [`nearest`]: the triangle of a mesh nearest to a point within a reach.
 //! * [`intersections`]: the exact triangle–triangle test and the count of intersecting triangle
-//!   pairs (the triangles sorted by cell, one record each); [`stretch`]: the largest stretch of
-//!   a set of edges.
+//!   pairs (the triangles sorted by cell, one record each); [`outline`]: the certificate that a
+//!   cloth lies unfolded, so that the count is 0 without a search; [`stretch`]: the largest
+//!   stretch of a set of edges.
 //!
 //! Units are SI: positions in m.
 
@@ -22,6 +23,7 @@ pub mod bvh;
 pub mod grid;
 pub mod intersections;
 pub mod nearest;
+pub mod outline;
 pub mod proximity;
 pub mod stretch;
 
