@@ -26,15 +26,16 @@
 //! hold `q`, each counted with its turning sense, is the winding number of the projected net
 //! boundary around `q` (the boundary of a sum of triangles is the sum of their boundaries).
 //! With every sense the same and one simple loop, that number is 0 or 1: no such point lies in
-//! two triangles, so no two projected triangles overlap in an open set. Two that touched
-//! without overlapping would meet in a point `p` on the projected edge or corner of each; the
-//! triangles on the far side of an edge of one (across it, or around its corner) would then
-//! overlap the other, unless that edge is a boundary edge, and then the other lies outside the
-//! loop where the winding number is 0, or unless both edges are boundary edges, which meet at
-//! `p` against condition 3. (Triangles sharing no corner share no edge; a triangle with two
-//! corners at one projected point has no area, against condition 1.) Projected triangles that
-//! do not meet come from triangles that do not meet, since the projection of a common point
-//! would be one.
+//! two triangles, so no two projected triangles overlap in an open set. Two that share no
+//! corner and touch without overlapping meet in a point `p` on an edge or at a corner of each.
+//! Near `p`, the triangles across an edge of one of them (or around its corner) would overlap
+//! the other, unless that edge is a boundary edge. But next to a boundary edge, on its far
+//! side, the winding number is 0, so no triangle lies there either, unless the other is itself
+//! bounded there by a boundary edge through `p`. Then two edges of the loop that share no
+//! corner meet at `p`, against condition 3. (Triangles sharing no corner share no edge, and a
+//! triangle with two corners at one projected point has no area, against condition 1.)
+//! Projected triangles that do not meet come from triangles that do not meet, since the
+//! projection of a common point would be one.
 //!
 //! The test reads each triangle once (in parallel, on the current rayon pool) and the loop's
 //! edges in order of their lowest coordinate; it stops at the first triangle that turns the
