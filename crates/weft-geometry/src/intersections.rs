@@ -501,10 +501,11 @@ fn hulls_meet_2d(p: &[[f64; 2]], q: &[[f64; 2]]) -> bool {
 /// they move, so that a bake measuring its frames neither allocates every time nor searches a
 /// cloth that lies unfolded. Same answer as [`intersecting_pairs`].
 ///
-/// At its first count it finds the triangles' outline ([`Outline::of`]); at each count, a cloth
-/// that passes the outline's certificate ([`Outline::unfolded`]) has no intersecting pair, and
-/// any other is searched, in a buffer kept from one search to the next
-/// ([`BYTES_PER_TRIANGLE`] per triangle).
+/// At its first count, before any search, it finds the triangles' outline ([`Outline::of`]),
+/// so that what finding it holds for a moment never comes on top of the search's buffer (the
+/// bound `weft validate` prints relies on it). At each count, a cloth that passes the outline's
+/// certificate ([`Outline::unfolded`]) has no intersecting pair, and any other is searched, in a
+/// buffer kept from one search to the next ([`BYTES_PER_TRIANGLE`] per triangle).
 ///
 /// ```
 /// use weft_geometry::intersections::IntersectionCounter;
