@@ -788,7 +788,7 @@ pub fn intersecting_pairs(positions: &[[f32; 3]], triangles: &[[u32; 3]]) -> u64
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
     const A: [P; 3] = [[0.0, 0.0, 0.0], [1.0, 0.0, 0.0], [0.0, 1.0, 0.0]];
@@ -965,7 +965,7 @@ mod tests {
     }
 
     /// A small deterministic generator (xorshift) in `-0.5..0.5`.
-    fn rng(mut seed: u32) -> impl FnMut() -> f32 {
+    pub(crate) fn rng(mut seed: u32) -> impl FnMut() -> f32 {
         move || {
             seed ^= seed << 13;
             seed ^= seed >> 17;
@@ -975,7 +975,7 @@ mod tests {
     }
 
     /// The triangles of an `n × m` grid of particles (row-major), two per cell.
-    fn grid_triangles(n: u32, m: u32) -> Vec<[u32; 3]> {
+    pub(crate) fn grid_triangles(n: u32, m: u32) -> Vec<[u32; 3]> {
         let mut t = Vec::new();
         for j in 0..m - 1 {
             for i in 0..n - 1 {
@@ -988,7 +988,7 @@ mod tests {
     }
 
     /// Non-adjacent intersecting pairs by testing every pair.
-    fn brute_force(p: &[P], t: &[[u32; 3]]) -> u64 {
+    pub(crate) fn brute_force(p: &[P], t: &[[u32; 3]]) -> u64 {
         let mut n = 0;
         for i in 0..t.len() {
             for j in i + 1..t.len() {
@@ -1056,13 +1056,7 @@ mod tests {
             outliers in proptest::collection::vec((proptest::num::u32::ANY, -50.0f32..50.0), 0..3),
             broken in proptest::option::of(proptest::num::u32::ANY),
         ) {
-            let mut seed = seed | 1;
-            let mut rnd = || {
-                seed ^= seed << 13;
-                seed ^= seed >> 17;
-                seed ^= seed << 5;
-                (seed as f32 / u32::MAX as f32) - 0.5
-            };
+            let mut rnd = rng(seed | 1);
             let mut p: Vec<P> = (0..n * m)
                 .map(|k| {
                     let (i, j) = ((k % n) as f32 * 0.1, (k / n) as f32 * 0.1);

@@ -275,40 +275,13 @@ fn same_sense(triangles: &[[u32; 3]], positions: &[P], axis: usize, sense: i32) 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::intersections::{intersecting_pairs, triangles_intersect};
+    use crate::intersections::intersecting_pairs;
+    use crate::intersections::tests::{brute_force as brute, grid_triangles, rng};
 
     /// A `nx × ny` grid of unit cells in the `z = 0` plane, two triangles a cell.
     fn grid(nx: u32, ny: u32) -> (Vec<P>, Vec<[u32; 3]>) {
-        let mut p = Vec::new();
-        for j in 0..=ny {
-            for i in 0..=nx {
-                p.push([i as f32, j as f32, 0.0]);
-            }
-        }
-        let at = |i: u32, j: u32| j * (nx + 1) + i;
-        let mut t = Vec::new();
-        for j in 0..ny {
-            for i in 0..nx {
-                t.push([at(i, j), at(i + 1, j), at(i + 1, j + 1)]);
-                t.push([at(i, j), at(i + 1, j + 1), at(i, j + 1)]);
-            }
-        }
-        (p, t)
-    }
-
-    /// Every pair of non-adjacent triangles, tested.
-    fn brute(p: &[P], t: &[[u32; 3]]) -> u64 {
-        let mut n = 0;
-        for (i, a) in t.iter().enumerate() {
-            for b in &t[i + 1..] {
-                if !a.iter().any(|v| b.contains(v))
-                    && triangles_intersect(a.map(|k| p[k as usize]), b.map(|k| p[k as usize]))
-                {
-                    n += 1;
-                }
-            }
-        }
-        n
+        let p = (0..=ny).flat_map(|j| (0..=nx).map(move |i| [i as f32, j as f32, 0.0])).collect();
+        (p, grid_triangles(nx + 1, ny + 1))
     }
 
     fn unfolded(p: &[P], t: &[[u32; 3]]) -> bool {
@@ -480,13 +453,7 @@ mod tests {
             turned in proptest::option::of(proptest::num::u32::ANY),
             seed in proptest::num::u32::ANY,
         ) {
-            let mut seed = seed | 1;
-            let mut rnd = || {
-                seed ^= seed << 13;
-                seed ^= seed >> 17;
-                seed ^= seed << 5;
-                (seed as f32 / u32::MAX as f32) - 0.5
-            };
+            let mut rnd = rng(seed | 1);
             let (p, mut t) = grid(n, m);
             let p: Vec<P> = p
                 .iter()
