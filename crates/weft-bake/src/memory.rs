@@ -237,9 +237,9 @@ fn stepper_bytes(model: &Model) -> u64 {
 
 /// What the surface self-collision stage holds through a bake, in bytes (0 when no cloth has
 /// it): per particle its predicted position, box, anchor, cluster and wander (68 B); per
-/// triangle and edge a box and a grid range (48 B); per vertex and edge the start and home of
-/// its kept pairs (8 B); and per vertex and edge [`SURFACE_BYTES_PER_FEATURE`] for what grows
-/// with how the cloth lies (module docs).
+/// triangle and edge a box and a grid range (48 B); per vertex and edge itself and the start
+/// and home of its kept pairs (12 B); and per vertex and edge [`SURFACE_BYTES_PER_FEATURE`] for
+/// what grows with how the cloth lies (module docs).
 fn surface_bytes(model: &Model) -> u64 {
     let surface = model.surface_collision();
     let (v, e, t) =
@@ -247,19 +247,20 @@ fn surface_bytes(model: &Model) -> u64 {
     if v + e + t == 0 {
         return 0;
     }
-    model.particles().len() as u64 * 68 + (t + e) * 48 + (v + e) * (8 + SURFACE_BYTES_PER_FEATURE)
+    model.particles().len() as u64 * 68 + (t + e) * 48 + (v + e) * (12 + SURFACE_BYTES_PER_FEATURE)
 }
 
 /// Heap of the surface self-collision stage per vertex and edge that grows with how the cloth
-/// lies, in bytes: the pairs its search keeps between rebuilds (20 B each), the pairs a step
-/// scans (32 B each) and its contacts (104 B each), each list's capacity up to twice its
-/// longest, and the cells its grids list. Nothing bounds these but the geometry: more layers
-/// within reach of each other keep more pairs. Measured as the resident peak of each shipped
-/// scene with surface self-collision less the same bake's estimate without this term (and,
-/// for the garment and the walk, less the same bake without self-collision): 625 B (the
-/// garment), 702 B (the walk), 713 B (the drop sheet, 64² fallen on a ball and folded); 800 B
-/// covers them with some margin. A cloth crumpled tighter than these, many layers deep, can
-/// take more.
+/// lies, in bytes: the pairs its search keeps between rebuilds (12 B each: the second feature,
+/// the box gap and the floor), the pairs a step scans (32 B each) and its contacts (104 B each),
+/// each list's capacity up to twice its longest, and the cells its grids list. Nothing bounds
+/// these but the geometry: more layers within reach of each other keep more pairs. Measured as
+/// the resident peak of each shipped scene with surface self-collision less the same bake's
+/// estimate without this term (and, for the garment and the walk, less the same bake without
+/// self-collision), when a kept pair took 20 B: 625 B (the garment), 702 B (the walk), 713 B
+/// (the drop sheet, 64² fallen on a ball and folded); 800 B covers them with some margin, and
+/// more since a kept pair takes 12 B (the drop sheet's peak fell by 3.8 MiB, about 250 B per
+/// vertex and edge). A cloth crumpled tighter than these, many layers deep, can take more.
 pub const SURFACE_BYTES_PER_FEATURE: u64 = 800;
 
 /// Hands the free pages of the heap back to the system: what [`crate::bake`] and

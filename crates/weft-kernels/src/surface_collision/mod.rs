@@ -158,11 +158,17 @@ impl FeatureBoxes {
 
     /// `SurfaceCollision::boxes_meet` of the pair, from the boxes.
     fn meet(&self, (kind, a, b): Pair, pad: f32) -> bool {
+        let (grown, seconds) = self.first_grown(kind, a, pad);
+        grown.overlaps(&seconds[b as usize])
+    }
+
+    /// The box of feature `a` as the first of a pair of `kind`, grown by `pad` (m), and the boxes
+    /// of the second features: a pair `(kind, a, b)` meets when the first overlaps `b`'s.
+    #[inline]
+    fn first_grown(&self, kind: PairKind, a: u32, pad: f32) -> (Aabb, &[Aabb]) {
         match kind {
-            PairKind::VertexTriangle => {
-                self.vertices[a as usize].grown(pad).overlaps(&self.triangles[b as usize])
-            }
-            PairKind::EdgeEdge => self.edges[a as usize].grown(pad).overlaps(&self.edges[b as usize]),
+            PairKind::VertexTriangle => (self.vertices[a as usize].grown(pad), &self.triangles),
+            PairKind::EdgeEdge => (self.edges[a as usize].grown(pad), &self.edges),
         }
     }
 }
@@ -296,8 +302,7 @@ fn guard_into(
         if reuse {
             s.pairs.iter().zip(&s.pair_floors).for_each(|(&pair, &floor)| check(pair, floor));
         } else if searched && s.kept.covers(sc, prev, now, shift, &mut s.spread) {
-            let kept = chunks.iter().flat_map(|c| c.kept.iter().zip(&c.floor));
-            kept.for_each(|(&pair, &floor)| check(pair, floor));
+            chunks.iter().flat_map(Chunk::kept).for_each(|(pair, floor)| check(pair, floor));
         } else {
             candidate_pairs(sc, boxes, gap, &mut s.grids[0], &mut s.near, |pair| check(pair, f32::NAN));
         }

@@ -26,7 +26,8 @@ pub(crate) const SEARCH_CHUNKS: usize = 32;
 
 /// One work item of the search: the kept pairs of its share of the vertices and of the edges,
 /// and what a step found among them. The kept pairs lie in one run per feature of the share
-/// (its vertices, then its edges), each run the pairs of that feature (as the first) sorted by
+/// (its vertices, then its edges), each run the pairs of that feature (as the first, held once
+/// for the run; the pairs hold their second features) sorted by
 /// their box gap at the anchor, nearest first, so that a step reads each run only up to the
 /// first pair its bound proves too far (`super::kept::far_by_home`). The lists of a step hold
 /// the vertex–triangle pairs first, then the edge–edge pairs, with the count of the first
@@ -34,8 +35,11 @@ pub(crate) const SEARCH_CHUNKS: usize = 32;
 #[derive(Debug, Default)]
 pub(crate) struct Chunk {
     near: Vec<u32>,
-    pub(super) kept: Vec<Pair>,
-    /// Per feature of the share, where its run of `kept` starts, and one more: where the last
+    /// Per kept pair, its second feature (its first is the feature of its run).
+    second: Vec<u32>,
+    /// Per feature of the share, the feature: a vertex (particle) or an edge (index).
+    features: Vec<u32>,
+    /// Per feature of the share, where its run of `second` starts, and one more: where the last
     /// ends.
     starts: Vec<u32>,
     /// Per feature of the share, its home (`Kept::home`).
@@ -209,47 +213,59 @@ pub(super) fn rebuild_chunk(sc: &SurfaceCollision, s: &Scratch, c: usize, chunk:
     if !s.rebuild {
         return;
     }
-    chunk.kept.clear();
+    chunk.second.clear();
     chunk.gap.clear();
     chunk.starts.clear();
+    chunk.features.clear();
     chunk.homes.clear();
     let (near, run) = (&mut chunk.near, &mut chunk.run);
     let vertices = &sc.vertices()[share(c, sc.vertices().len())];
     chunk.vertex_count = vertices.len();
     for &v in vertices {
         near_triangles(sc, (&s.boxes, s.reach, &s.grids[0]), v, near);
-        let pair = |t| (PairKind::VertexTriangle, v, t);
         run.clear();
-        run.extend(near.iter().map(|&t| (s.boxes.gap(pair(t)), t)));
-        keep_run(chunk.kept.len(), run, pair, (&mut chunk.kept, &mut chunk.gap, &mut chunk.starts));
+        run.extend(near.iter().map(|&t| (s.boxes.gap((PairKind::VertexTriangle, v, t)), t)));
+        keep_run(run, (&mut chunk.second, &mut chunk.gap, &mut chunk.starts));
+        chunk.features.push(v);
         chunk.homes.push(s.kept.home(v));
     }
     for e in share(c, sc.edges().len()) {
         near_edges(sc, (&s.boxes, s.reach, &s.grids[1]), e, near);
-        let pair = |f| (PairKind::EdgeEdge, e as u32, f);
         run.clear();
-        run.extend(near.iter().map(|&f| (s.boxes.gap(pair(f)), f)));
-        keep_run(chunk.kept.len(), run, pair, (&mut chunk.kept, &mut chunk.gap, &mut chunk.starts));
+        run.extend(near.iter().map(|&f| (s.boxes.gap((PairKind::EdgeEdge, e as u32, f)), f)));
+        keep_run(run, (&mut chunk.second, &mut chunk.gap, &mut chunk.starts));
+        chunk.features.push(e as u32);
         chunk.homes.push(s.kept.home(sc.edges()[e][0]));
     }
-    chunk.starts.push(chunk.kept.len() as u32);
+    chunk.starts.push(chunk.second.len() as u32);
     chunk.floor.clear();
-    chunk.floor.resize(chunk.kept.len(), f32::NAN);
+    chunk.floor.resize(chunk.second.len(), f32::NAN);
 }
 
-/// Appends one feature's run (its pairs' gaps and second features, `pair` making each pair),
-/// sorted nearest first (then by second feature), to the kept pairs and their gaps, and its
-/// start (`at`) to the starts.
-fn keep_run(
-    at: usize,
-    run: &mut [(f32, u32)],
-    pair: impl Fn(u32) -> Pair,
-    (kept, gap, starts): (&mut Vec<Pair>, &mut Vec<f32>, &mut Vec<u32>),
-) {
+/// Appends one feature's run (its pairs' gaps and second features), sorted nearest first (then
+/// by second feature), to the kept pairs' second features and gaps, and its start to the starts.
+fn keep_run(run: &mut [(f32, u32)], (second, gap, starts): (&mut Vec<u32>, &mut Vec<f32>, &mut Vec<u32>)) {
     run.sort_unstable_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
-    starts.push(at as u32);
-    kept.extend(run.iter().map(|&(_, b)| pair(b)));
+    starts.push(second.len() as u32);
+    second.extend(run.iter().map(|&(_, b)| b));
     gap.extend(run.iter().map(|&(g, _)| g));
+}
+
+impl Chunk {
+    /// The kind of the pairs of feature `f` of the share.
+    fn kind(&self, f: usize) -> PairKind {
+        if f < self.vertex_count { PairKind::VertexTriangle } else { PairKind::EdgeEdge }
+    }
+
+    /// Every kept pair of the chunk with its floor (`Kept::floor`, `NaN` until a step needed
+    /// it), run by run.
+    pub(super) fn kept(&self) -> impl Iterator<Item = (Pair, f32)> + '_ {
+        (0..self.features.len()).flat_map(move |f| {
+            let (kind, first) = (self.kind(f), self.features[f]);
+            let run = self.starts[f] as usize..self.starts[f + 1] as usize;
+            run.map(move |k| ((kind, first, self.second[k]), self.floor[k]))
+        })
+    }
 }
 
 /// Stage 3 (one work item): whether the kept pairs cover the step, the step's boxes and each
@@ -294,15 +310,19 @@ pub(super) fn scan_chunk(
             (chunk.pairs_split, chunk.contacts_split) = (chunk.pairs.len(), chunk.contacts.len());
         }
         let bound = bounds[chunk.homes[f] as usize];
+        let (kind, first) = (chunk.kind(f), chunk.features[f]);
+        // `FeatureBoxes::meet` of the run's pairs, the first feature's box grown once.
+        let (grown, seconds) = s.boxes.first_grown(kind, first, pad);
         for k in chunk.starts[f] as usize..chunk.starts[f + 1] as usize {
             if far_by_home(chunk.gap[k], bound, reach) {
                 break; // and every pair after it in the run, whose gap is no smaller
             }
-            let pair = chunk.kept[k];
+            let second = chunk.second[k];
             // `NaN` (no floor yet) is never far.
-            if far_by_home(chunk.floor[k], bound, reach) || !s.boxes.meet(pair, pad) {
+            if far_by_home(chunk.floor[k], bound, reach) || !grown.overlaps(&seconds[second as usize]) {
                 continue;
             }
+            let pair = (kind, first, second);
             if chunk.floor[k].is_nan() {
                 chunk.floor[k] = s.kept.floor(sc, pair);
             }
