@@ -223,7 +223,7 @@ impl SurfaceCollision {
         GUARD_SCALE * self.min_thickness
     }
 
-    /// The mean rest length of the edges in m (`0` when empty): the cell of a broad phase.
+    /// The mean rest length of the edges in m (`0` when empty): the scale of a broad phase's cell.
     pub fn mean_edge(&self) -> f32 {
         if self.edges.is_empty() { 0.0 } else { (self.edge_length_sum / self.edges.len() as f64) as f32 }
     }

@@ -107,9 +107,12 @@ fn share(c: usize, len: usize) -> Range<usize> {
     (c * size).min(len)..((c + 1) * size).min(len)
 }
 
-/// The grid cell of a broad phase whose boxes are grown by `pad` (m).
+/// The grid cell of a broad phase whose boxes are grown by `pad` (m): a mean edge and the pad,
+/// about half a query's box (a feature about a mean edge across, grown by the pad on each side).
+/// A query then spans two or three cells along each axis, and a feature is listed in one or two
+/// (docs/performance.md has what this cell saves against the larger of the two alone).
 fn cell(sc: &SurfaceCollision, pad: f32) -> f64 {
-    sc.mean_edge().max(pad).max(f32::MIN_POSITIVE) as f64
+    (sc.mean_edge() + pad).max(f32::MIN_POSITIVE) as f64
 }
 
 /// Fills `near` (cleared first, in the grid's order) with the triangles of `grid` that are not
