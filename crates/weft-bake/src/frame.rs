@@ -128,11 +128,14 @@ impl FrameStepper {
 }
 
 /// The count the frame after one that kept `substeps` and ended with the largest stretch
-/// `max_stretch` starts with: half as many (at least `min_substeps`) when it ended below
-/// `max_strain ×` [`StrainTolerance::RELAX_BELOW`], else the same.
+/// `max_stretch` starts with: half as many when it ended below `max_strain ×`
+/// [`StrainTolerance::RELAX_BELOW`], three quarters (rounded up) below `max_strain ×`
+/// [`StrainTolerance::EASE_BELOW`] (either at least `min_substeps`), else the same.
 fn next_substeps(t: &StrainTolerance, substeps: u32, max_stretch: f32) -> u32 {
     if max_stretch < t.max_strain * StrainTolerance::RELAX_BELOW {
         (substeps / 2).max(t.min_substeps)
+    } else if max_stretch < t.max_strain * StrainTolerance::EASE_BELOW {
+        (substeps - substeps / 4).max(t.min_substeps)
     } else {
         substeps
     }
@@ -141,4 +144,25 @@ fn next_substeps(t: &StrainTolerance, substeps: u32, max_stretch: f32) -> u32 {
 /// Sets the model's substep count to one between its tolerance's bounds.
 fn set_substeps(model: &mut Model, substeps: u32) {
     model.set_substeps(substeps).expect("a count between min_substeps and max_substeps, checked at build");
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Below a quarter of the tolerance the next frame tries half the count, below half of it
+    /// three quarters (rounded up), else the same; never under `min_substeps`.
+    #[test]
+    fn the_next_frame_eases_its_count_by_how_far_under_the_tolerance_this_one_ended() {
+        let t = StrainTolerance { max_strain: 0.02, min_substeps: 4, max_substeps: 128 };
+        assert_eq!(next_substeps(&t, 128, 0.0049), 64);
+        assert_eq!(next_substeps(&t, 128, 0.005), 96);
+        assert_eq!(next_substeps(&t, 128, 0.0099), 96);
+        assert_eq!(next_substeps(&t, 7, 0.0099), 6, "three quarters of 7, rounded up");
+        assert_eq!(next_substeps(&t, 128, 0.01), 128);
+        assert_eq!(next_substeps(&t, 128, 0.019), 128);
+        assert_eq!(next_substeps(&t, 5, 0.0099), 4, "at least min_substeps");
+        assert_eq!(next_substeps(&t, 5, 0.0), 4);
+        assert_eq!(next_substeps(&t, 128, f32::NAN), 128, "a NaN stretch eases nothing");
+    }
 }

@@ -27,7 +27,8 @@
 //! one kept (the first at `min_substeps`); if its largest stretch of a stretch edge ends over
 //! `max_strain` and the count is below `max_substeps`, it is stepped again from its start with
 //! twice the count (at most `max_substeps`); after a frame that ends below a quarter of
-//! `max_strain`, the next starts at half the count (at least `min_substeps`). The choice is a
+//! `max_strain`, the next starts at half the count, and after one below half of it at three
+//! quarters (either at least `min_substeps`). The choice is a
 //! function of the state and the settings, so a bake stays deterministic, and a checkpoint
 //! records the count the next frame starts with.
 //!

@@ -40,8 +40,10 @@ pub struct SimSettings {
 /// (the first at `min_substeps`); a frame that ends over the tolerance is stepped again from its
 /// start with twice the count (at most `max_substeps`); after a frame that ends below
 /// `max_strain ×` [`RELAX_BELOW`](StrainTolerance::RELAX_BELOW), the next one tries half the
-/// count (at least `min_substeps`). The choice depends on the state and the settings only, so a
-/// bake stays deterministic.
+/// count, and after one that ends below `max_strain ×`
+/// [`EASE_BELOW`](StrainTolerance::EASE_BELOW) three quarters of it, rounded up (either at least
+/// `min_substeps`). The choice depends on the state and the settings only, so a bake stays
+/// deterministic.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct StrainTolerance {
     /// The largest stretch allowed at the end of a frame, dimensionless (`> 0`, finite; 0.02 is
@@ -58,9 +60,21 @@ impl StrainTolerance {
     /// A frame that ends below `max_strain × RELAX_BELOW` lets the next frame try half the count.
     pub const RELAX_BELOW: f32 = 0.25;
 
+    /// A frame that ends below `max_strain × EASE_BELOW` (and not below
+    /// [`RELAX_BELOW`](StrainTolerance::RELAX_BELOW)) lets the next frame try three quarters of
+    /// the count: with a stretch that grows about as the square of the step, three quarters of
+    /// the count ends below `max_strain × 0.5 × (4/3)² ≈ 0.89 max_strain`.
+    pub const EASE_BELOW: f32 = 0.5;
+
     /// Solver iterations per time step of a scene in this mode that does not name `iterations`:
     /// more, smaller steps converge better than more iterations per step.
     pub const DEFAULT_ITERATIONS: u32 = 1;
+
+    /// Solver iterations per time step of a scene in this mode that does not name `iterations`
+    /// and has a cloth with surface self-collision: its contact search, once per step, costs
+    /// several iterations' worth, so more iterations per step reach the tolerance in less time
+    /// (docs/performance.md, "Iterations for self-colliding cloth").
+    pub const SURFACE_ITERATIONS: u32 = 4;
 }
 
 impl Default for StrainTolerance {

@@ -12,7 +12,7 @@
 //! `0` when the two triangles lie flat, `±π` when folded shut. The constraint keeps it at the rest
 //! angle `θ₀` of the input mesh: `C = θ − θ₀`, taken the short way round, in `(−π, π]`.
 //!
-//! How `θ` changes when one particle moves (Bridson et al. 2003): a wing turns the angle by
+//! How `θ` changes when one particle moves: a wing turns the angle by
 //! `1/height` per metre it moves along its triangle's normal, and the edge ends share the
 //! opposite of that in proportion to where the wings stand along the edge:
 //!

@@ -19,9 +19,7 @@
 //! a valid correction. `θ₀` is the same angle in the input mesh ([`dihedral_angle`]), so a
 //! pleated or curved rest shape is kept and a flat one stays flat.
 //!
-//! The gradients (Bridson, Marino and Fedkiw 2003, "Simulation of clothing with folds and
-//! wrinkles"; Tamstorf and Grinspun 2013, "Discrete bending forces and their Jacobians"), with
-//! `ê = e/|e|`:
+//! The gradients of the dihedral angle, with `ê = e/|e|`:
 //!
 //! ```text
 //! ∇_c θ = −|e|·n₁/|n₁|²                     ∇_d θ = −|e|·n₂/|n₂|²

@@ -79,6 +79,12 @@ pub(super) fn convert(raw: RawScene, source: &Source, limits: &Limits) -> Result
         (Err((collider_at, e)), Some((cloth_at, _))) if collider_at < cloth_at => return Err(e),
         (_, Some((_, e))) | (Err((_, e)), None) => return Err(e),
     };
+    let mut settings = settings;
+    let surface =
+        |c: &ClothDesc| c.self_collision.is_some() && c.self_collision_mode == SelfCollisionMode::Triangles;
+    if settings.tolerance.is_some() && !simulation.has("iterations") && cloths.iter().any(surface) {
+        settings.iterations = StrainTolerance::SURFACE_ITERATIONS;
+    }
     Ok(Converted { settings, simulation, cloths, cloth_spans, cloth_sources, colliders })
 }
 
@@ -119,7 +125,8 @@ fn unit<T>(value: f32, make: fn(f32) -> Result<T, UnitError>) -> Result<T, Scene
 ///
 /// The substep count is chosen per frame to a strain tolerance ([`StrainTolerance`], its
 /// defaults for the keys left out, and [`StrainTolerance::DEFAULT_ITERATIONS`] unless
-/// `iterations` is given) when `max_strain`, `min_substeps` or `max_substeps` is given, or when
+/// `iterations` is given; [`convert`] raises that to [`StrainTolerance::SURFACE_ITERATIONS`] for a
+/// scene with surface self-collision) when `max_strain`, `min_substeps` or `max_substeps` is given, or when
 /// neither `substeps` nor `iterations` is; else every frame takes `substeps` time steps.
 fn simulation(raw: Spanned<RawSimulation>, source: &Source) -> Result<(SimSettings, KeySpans), SceneError> {
     let mut cx = Simulation { source, spans: KeySpans::new(raw.span()) };

@@ -133,6 +133,11 @@ impl KeySpans {
         self.keys.iter().find(|k| k.key == key)
     }
 
+    /// Whether the table gives `key`.
+    pub(super) fn has(&self, key: &str) -> bool {
+        self.get(key).is_some()
+    }
+
     /// Where `field[index]` is: the element if it exists, else the key's value, else (through the
     /// aliases of a material key, the other keys of its constraint kind, or the grid or mesh that
     /// generated it) the nearest thing in the file.

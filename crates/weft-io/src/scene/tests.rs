@@ -123,6 +123,33 @@ fn the_substep_count_is_fixed_or_chosen_to_a_tolerance() {
     assert_eq!((s.substeps, s.tolerance), (8, tol(0.02, 8, 8)));
 }
 
+/// Baking to a tolerance, a scene with surface self-collision takes
+/// `StrainTolerance::SURFACE_ITERATIONS` unless it names `iterations`; particle self-collision,
+/// a fixed count or a given `iterations` leave the count as it was.
+#[test]
+fn surface_self_collision_raises_the_default_iterations_of_the_tolerance_mode() {
+    let iterations = |sim: &str, cloth: &str| {
+        let text = format!(
+            "[simulation]\nfps = 30\nframes = 2\n{sim}\n[[cloth]]\nname = \"c\"\n\
+             grid = {{ resolution = [4, 4], size = [1.0, 1.0] }}\n{cloth}\n"
+        );
+        let scene = parse(&text).unwrap();
+        assert!(scene.build_model().is_ok(), "{sim} / {cloth}");
+        scene.settings().iterations
+    };
+    let surface = "self_collision = \"triangles\"\nself_thickness = 0.004";
+    let particles = "self_collision = \"particles\"\nself_thickness = 0.2";
+    let surface_iterations = weft_core::StrainTolerance::SURFACE_ITERATIONS;
+    assert!(surface_iterations > weft_core::StrainTolerance::DEFAULT_ITERATIONS);
+    assert_eq!(iterations("", surface), surface_iterations);
+    assert_eq!(iterations("max_strain = 0.05", surface), surface_iterations);
+    assert_eq!(iterations("", particles), weft_core::StrainTolerance::DEFAULT_ITERATIONS);
+    assert_eq!(iterations("", ""), weft_core::StrainTolerance::DEFAULT_ITERATIONS);
+    assert_eq!(iterations("max_strain = 0.05\niterations = 2", surface), 2);
+    assert_eq!(iterations("substeps = 4", surface), 8, "a fixed count keeps its own default");
+    assert_eq!(iterations("", "self_collision = false"), weft_core::StrainTolerance::DEFAULT_ITERATIONS);
+}
+
 /// `(the [simulation] keys after fps and frames, the error)` for the tolerance keys.
 const TOLERANCE_CASES: &[(&str, &str)] = &[
     ("max_strain = 0.0", "scene.toml:4:14: simulation.max_strain: 0 must be greater than zero"),
