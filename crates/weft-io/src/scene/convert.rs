@@ -53,7 +53,7 @@ pub(super) struct Converted {
 
 /// Converts a parsed scene, checking the format's own rules and reading the files it names.
 pub(super) fn convert(raw: RawScene, source: &Source, limits: &Limits) -> Result<Converted, SceneError> {
-    let (settings, simulation) = simulation(raw.simulation, source)?;
+    let (mut settings, simulation) = simulation(raw.simulation, source)?;
     let colliders = super::collider::convert(raw.collider, source, limits, settings.fps);
     let mut cloths = Vec::with_capacity(raw.cloth.len());
     let mut cloth_spans = Vec::with_capacity(raw.cloth.len());
@@ -79,7 +79,6 @@ pub(super) fn convert(raw: RawScene, source: &Source, limits: &Limits) -> Result
         (Err((collider_at, e)), Some((cloth_at, _))) if collider_at < cloth_at => return Err(e),
         (_, Some((_, e))) | (Err((_, e)), None) => return Err(e),
     };
-    let mut settings = settings;
     let surface =
         |c: &ClothDesc| c.self_collision.is_some() && c.self_collision_mode == SelfCollisionMode::Triangles;
     if settings.tolerance.is_some() && !simulation.has("iterations") && cloths.iter().any(surface) {
@@ -125,9 +124,10 @@ fn unit<T>(value: f32, make: fn(f32) -> Result<T, UnitError>) -> Result<T, Scene
 ///
 /// The substep count is chosen per frame to a strain tolerance ([`StrainTolerance`], its
 /// defaults for the keys left out, and [`StrainTolerance::DEFAULT_ITERATIONS`] unless
-/// `iterations` is given; [`convert`] raises that to [`StrainTolerance::SURFACE_ITERATIONS`] for a
-/// scene with surface self-collision) when `max_strain`, `min_substeps` or `max_substeps` is given, or when
-/// neither `substeps` nor `iterations` is; else every frame takes `substeps` time steps.
+/// `iterations` is given; [`convert`] raises that to [`StrainTolerance::SURFACE_ITERATIONS`]
+/// for a scene with surface self-collision) when `max_strain`, `min_substeps` or `max_substeps`
+/// is given, or when neither `substeps` nor `iterations` is; else every frame takes `substeps`
+/// time steps.
 fn simulation(raw: Spanned<RawSimulation>, source: &Source) -> Result<(SimSettings, KeySpans), SceneError> {
     let mut cx = Simulation { source, spans: KeySpans::new(raw.span()) };
     let raw = raw.into_inner();
