@@ -1,7 +1,8 @@
 //! How many threads a bake runs on when it is not told: [`fitted_threads`].
 
 use weft_core::Model;
-use weft_core::colouring::BLOCK_PARTICLES;
+pub use weft_core::colouring::SHARED_SELF_COLLISION;
+use weft_core::colouring::{self, BLOCK_PARTICLES};
 
 /// The threads of a bake that asks for none ([`crate::BakeOptions::threads`] `None`): `1` when
 /// the model has no work for threads to share, else `0`, rayon's default (`RAYON_NUM_THREADS`,
@@ -23,14 +24,11 @@ use weft_core::colouring::BLOCK_PARTICLES;
 pub fn fitted_threads(model: &Model) -> usize {
     let particles = model.particles().len();
     let blocks = particles.div_ceil(BLOCK_PARTICLES as usize);
-    let particle_contacts = !model.self_collision().is_empty() && particles >= SHARED_SELF_COLLISION;
-    let shared = particle_contacts || !model.surface_collision().is_empty();
+    let (particle_contacts, surface_contacts) =
+        (!model.self_collision().is_empty(), !model.surface_collision().is_empty());
+    let shared = colouring::shares_contacts(particles, particle_contacts, surface_contacts);
     if blocks > 1 || shared { 0 } else { 1 }
 }
-
-/// The fewest particles of a one-block model whose particle self-collision gains from a second
-/// thread (half a block; see [`fitted_threads`]).
-pub const SHARED_SELF_COLLISION: usize = BLOCK_PARTICLES as usize / 2;
 
 #[cfg(test)]
 mod tests {

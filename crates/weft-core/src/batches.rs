@@ -111,8 +111,14 @@ impl<const K: usize, const P: usize> Batches<K, P> {
     /// Constraints whose particles are all pinned must already be left out (they can never
     /// move); every index must be below `free.len()`.
     pub fn new(constraints: &[Packed<K, P>], free: &[bool]) -> Self {
+        Self::in_blocks(constraints, free, BLOCK_PARTICLES)
+    }
+
+    /// [`Batches::new`] in blocks of `block_particles` particles (see
+    /// `crate::colouring::block_particles`).
+    pub fn in_blocks(constraints: &[Packed<K, P>], free: &[bool], block_particles: u32) -> Self {
         let sets: Vec<[u32; K]> = constraints.iter().map(|c| c.particles).collect();
-        let plan = BatchPlan::build(&sets, free, BLOCK_PARTICLES);
+        let plan = BatchPlan::build(&sets, free, block_particles);
         // Freed before the lanes are filled: the build's peak holds no list twice.
         drop(sets);
         let column = |i: usize| -> Vec<Lanes<f32>> {

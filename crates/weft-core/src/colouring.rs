@@ -5,14 +5,15 @@
 //! conflict, so a colour can be projected in any order, in parallel, or eight at a time in SIMD
 //! lanes, with the same result: Gauss-Seidel between colours, order-free inside one.
 //!
-//! * **Blocks.** Particles are cut into blocks of [`BLOCK_PARTICLES`] consecutive indices. A
+//! * **Blocks.** Particles are cut into blocks of [`BLOCK_PARTICLES`] consecutive indices (fewer
+//!   in a small model whose threads share contact work, [`block_particles`]). A
 //!   constraint whose free particles all lie in one block is *interior* to it. The interior
 //!   constraints of different blocks never touch the same free particle, so blocks are solved in
 //!   parallel, each one colour after colour on one thread, while its particles stay in that
 //!   core's cache (every colour of a sweep would otherwise stream all positions from memory).
 //!   The remaining *boundary* constraints are coloured across the whole model and solved after
-//!   the blocks, each colour split across threads. The cut depends only on the particle count,
-//!   never on the thread count.
+//!   the blocks, each colour split across threads. The cut depends only on the model, never on
+//!   the thread count.
 //! * **Colouring** is first-fit in input order: each constraint takes the lowest colour that none of
 //!   its free particles has used yet (a 64-bit mask per particle). Pinned particles (inverse mass
 //!   0) are never written, so they never cause a conflict. The blocks are coloured each on its
@@ -43,6 +44,53 @@ pub const MAX_COLOURS: usize = 64;
 /// Particles per block: 4096 records of 16 bytes are 64 KiB, which stays in a core's L2 cache
 /// together with the block's constraint data while its colours are solved.
 pub const BLOCK_PARTICLES: u32 = 4096;
+
+/// The fewest particles of a model with particle self-collision whose contacts are work for
+/// several threads (half a block; see [`shares_contacts`]).
+pub const SHARED_SELF_COLLISION: usize = BLOCK_PARTICLES as usize / 2;
+
+/// The fewest particles of a block in a model whose threads share contact work
+/// ([`block_particles`]).
+pub const MIN_SHARED_BLOCK: u32 = 256;
+
+/// Blocks a model whose threads share contact work is cut into at least, while they hold
+/// [`MIN_SHARED_BLOCK`] particles or more ([`block_particles`]).
+pub const SHARED_BLOCKS: u32 = 4;
+
+/// Whether a model of `particles` particles has contact work for several threads, whatever its
+/// blocks: surface self-collision (`surface_contacts`; its search is cut into fixed chunks), or
+/// particle self-collision (`particle_contacts`) on at least [`SHARED_SELF_COLLISION`] particles.
+/// Such a model bakes on every CPU by default (`weft_bake::fitted_threads`, where the measurements
+/// behind the rule are) and is cut into smaller blocks ([`block_particles`]).
+pub fn shares_contacts(particles: usize, particle_contacts: bool, surface_contacts: bool) -> bool {
+    surface_contacts || (particle_contacts && particles >= SHARED_SELF_COLLISION)
+}
+
+/// Particles per block of a model of `particles` particles: [`BLOCK_PARTICLES`], except in a
+/// model whose threads share contact work (`shared`, [`shares_contacts`]) and that has fewer than
+/// [`SHARED_BLOCKS`] such blocks: then a [`SHARED_BLOCKS`]th of its particles, rounded up to 128,
+/// and no fewer than [`MIN_SHARED_BLOCK`]. A block is one work item, and such a model runs on
+/// every CPU: the 64² sheet and the garment of the examples, one block each at
+/// [`BLOCK_PARTICLES`], solved their constraints on one thread while the others waited
+/// (docs/performance.md, "Threads for self-colliding cloth"). The cut depends on the model alone,
+/// never on the thread count.
+///
+/// ```
+/// use weft_core::colouring::block_particles;
+/// assert_eq!(block_particles(4096, false), 4096);
+/// assert_eq!(block_particles(4096, true), 1024);
+/// assert_eq!(block_particles(1388, true), 384);
+/// assert_eq!(block_particles(960, true), 256);
+/// assert_eq!(block_particles(8192, true), 2048);
+/// assert_eq!(block_particles(1 << 20, true), 4096);
+/// ```
+pub fn block_particles(particles: usize, shared: bool) -> u32 {
+    if !shared {
+        return BLOCK_PARTICLES;
+    }
+    let share = particles.div_ceil(SHARED_BLOCKS as usize).next_multiple_of(128);
+    share.clamp(MIN_SHARED_BLOCK as usize, BLOCK_PARTICLES as usize) as u32
+}
 
 /// Constraints grouped by colour.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]

@@ -2,7 +2,7 @@
 //! lift from the cloth's velocity relative to the wind, accumulated per particle in a fixed order,
 //! as one phase of the step's team before the prediction.
 //!
-//! The phase runs over chunks of [`PARTICLE_CHUNK`](crate::integrate::PARTICLE_CHUNK) particles.
+//! The phase runs over chunks of [`AERO_CHUNK`] particles.
 //! Each free particle sums a third of the force of each of its triangles, in triangle order; a
 //! triangle's force is computed by each of its corners (three times, on the same inputs, so with
 //! the same bits) instead of once into a shared per-triangle buffer, which keeps the pass a single
@@ -14,10 +14,14 @@ use std::ops::Deref;
 
 use weft_core::aero::{AeroModel, wind_at};
 
-use crate::integrate::{particle_chunk, particle_chunks};
 use crate::records::Record;
 use crate::shared::{Part, SharedSlice};
 use crate::team::{self, Team};
+
+/// Particles per work item of the force phase: smaller than the particle passes' chunks, since
+/// each particle computes the forces of its six or so triangles (a garment of 1,388 particles is
+/// six items, not two of 1,024 and 364).
+pub const AERO_CHUNK: usize = 256;
 
 /// Drag plus lift on triangle `t` (N), from positions `x` and velocities `v` at the start of the
 /// step and the wind `wind` (m/s); zero for a triangle with no area, no velocity through the
@@ -78,11 +82,11 @@ pub(crate) fn force_phase<X>(
 {
     let wind = wind_at(&aero.wind, time);
     let len = forces.len();
-    let parts = (forces.chunks_mut(crate::integrate::PARTICLE_CHUNK), positions, velocities);
-    team.for_each_chunk(particle_chunks(len), parts, |_, c, (out, x, v)| {
+    let parts = (forces.chunks_mut(AERO_CHUNK), positions, velocities);
+    team.for_each_chunk(len.div_ceil(AERO_CHUNK), parts, |_, c, (out, x, v)| {
         let (x, v) = (&*x, &*v);
         assert!(x.len() == len && v.len() == len, "one position and velocity per force");
-        for (f, i) in out.iter_mut().zip(particle_chunk(c, len)) {
+        for (f, i) in out.iter_mut().zip(c * AERO_CHUNK..((c + 1) * AERO_CHUNK).min(len)) {
             let mut sum = [0.0f32; 3];
             if x[i][3] > 0.0 {
                 for &t in aero.incident(i) {

@@ -20,8 +20,10 @@ use crate::records::Record;
 use crate::shared::SharedSlice;
 use crate::team::Team;
 
-/// Particles per work item of the particle passes (fixed, so independent of the pool).
-pub const PARTICLE_CHUNK: usize = 4096;
+/// Particles per work item of the particle passes (fixed, so independent of the pool): a quarter
+/// of a block, so that the collider passes of a 64² sheet, run once per iteration, are four items
+/// rather than one.
+pub const PARTICLE_CHUNK: usize = 1024;
 
 /// The particle arrays of a step, shared by its team.
 #[derive(Clone, Copy)]

@@ -40,7 +40,7 @@ use crate::team::Team;
 
 /// Particles per work item of a mesh phase: smaller than the other phases' chunks, because
 /// contacts gather where the body is and a chunk's cost is its particles' candidates.
-pub const MESH_CHUNK: usize = 512;
+pub const MESH_CHUNK: usize = 128;
 
 /// Work items (particle chunks) of a mesh phase over `len` particles.
 pub(crate) fn chunks(len: usize) -> usize {

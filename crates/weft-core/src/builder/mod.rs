@@ -43,6 +43,7 @@ use crate::binding::{BindError, Binding, PROXY_SUFFIX, RenderMesh, RenderMeshDes
 use crate::cloth::{ClothContext, ClothErrors};
 pub use crate::cloth::{ClothDesc, EdgeSet, MassSpec, NonManifold};
 use crate::collider::{Collider, ColliderDesc};
+use crate::colouring;
 use crate::error::{BuildError, ClothRef, Location, Rule};
 use crate::follow::{FollowDesc, Followers, Leader};
 use crate::kinds::PackedSets;
@@ -354,7 +355,10 @@ impl ModelBuilder {
         let particles = crate::particles::Particles::new(&self.positions, &self.velocities, &self.inv_mass);
         let count = |kind: DistanceKind| self.sets.distance.iter().filter(|c| c.tag == kind as u8).count();
         let (stretch, shear) = (count(DistanceKind::Stretch), count(DistanceKind::Shear));
-        let sets = self.sets.into_sets(&free);
+        let (particle_contacts, surface_contacts) =
+            (!self.self_collision.is_empty(), !self.surface_collision.is_empty());
+        let shared = colouring::shares_contacts(free.len(), particle_contacts, surface_contacts);
+        let sets = self.sets.into_sets(&free, colouring::block_particles(free.len(), shared));
         let aero = AeroModel::new(&self.aero, &self.settings, particles.len());
         let report = BuildReport {
             particles: particles.len(),

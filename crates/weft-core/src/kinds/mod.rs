@@ -323,13 +323,14 @@ macro_rules! registry_items {
                 )*
             }
 
-            /// Colours and packs every list; `free[p]` says whether particle `p` can move. Each
-            /// list is freed as soon as its batches are built, not after the last kind's.
-            pub(crate) fn into_sets(self, free: &[bool]) -> KindSets {
+            /// Colours and packs every list in blocks of `block_particles` particles; `free[p]`
+            /// says whether particle `p` can move. Each list is freed as soon as its batches are
+            /// built, not after the last kind's.
+            pub(crate) fn into_sets(self, free: &[bool], block_particles: u32) -> KindSets {
                 let PackedSets { $($field),* } = self;
                 KindSets {
                     $($field: {
-                        let batches = Batches::new(&$field, free);
+                        let batches = Batches::in_blocks(&$field, free, block_particles);
                         drop($field);
                         batches
                     },)*
