@@ -1,8 +1,9 @@
 //! Surface self-collision (see `weft_core::surface_collision` for the model and the three
 //! stages of a step): the contact search, the projection and the guard. The search is split
-//! across the team (`search`: a fixed number of chunks, joined in a fixed order); the
-//! projection (the contacts in one fixed order, Gauss–Seidel) and the guard are one work item
-//! each, so the result is the same bits for any thread count. The broad phase is
+//! across the team (`search`: a fixed number of chunks, joined in a fixed order), and so is the
+//! check of the guard's first round (the marks joined in chunk order, then sorted); the
+//! projection (the contacts in one fixed order, Gauss–Seidel) and the guard's later rounds are
+//! one work item each, so the result is the same bits for any thread count. The broad phase is
 //! `weft_geometry`'s grid over the features' boxes, whose candidate pairs are kept from step to
 //! step (`kept`, see [`KEEP_MARGIN`]); a kept pair proven too far apart for a contact in a
 //! step skips the closest-point test (`kept::far_apart`; by its home cluster's bound alone,
@@ -83,6 +84,8 @@ pub(crate) struct Scratch {
     /// The clusters' displacements, for `kept::Kept::covers`.
     spread: kept::Spread,
     contacts: Vec<Contact>,
+    /// What the guard's round decided, and the particles it marks to move back.
+    guard: GuardRound,
     marked: Vec<u32>,
     stats: SurfaceStats,
 }
@@ -252,6 +255,64 @@ fn push_cap(weights: [f32; 4], inv: [f32; 4], gap: f32, denom: f32) -> f32 {
     if most > MAX_PUSH * -gap { MAX_PUSH * -gap / most } else { 1.0 }
 }
 
+/// Where a round of the guard finds the pairs it checks (see [`guard_into`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+enum GuardSource {
+    /// The search's candidate pairs.
+    #[default]
+    Searched,
+    /// The kept pairs, chunk by chunk.
+    Kept,
+    /// A broad phase of its own.
+    Broad,
+}
+
+/// What a round of the guard decided before it checks its pairs ([`guard_begin`]).
+#[derive(Debug, Clone, Copy, Default)]
+struct GuardRound {
+    source: GuardSource,
+    /// Whether the kept pairs' floors hold for this step's anchor.
+    floors_hold: bool,
+    /// The slack of the wander test (m); `NaN` where the floors do not hold.
+    slack: f32,
+}
+
+/// What a round of the guard reads to check a pair.
+struct GuardCheck<'s> {
+    sc: &'s SurfaceCollision,
+    prev: &'s [Record],
+    now: &'s [Record],
+    boxes: &'s FeatureBoxes,
+    kept: &'s kept::Kept,
+    wander: &'s kept::Wander,
+    round: GuardRound,
+}
+
+impl<'s> GuardCheck<'s> {
+    fn new(sc: &'s SurfaceCollision, prev: &'s [Record], now: &'s [Record], s: &'s Scratch) -> Self {
+        let (boxes, kept, wander, round) = (&s.boxes, &s.kept, &s.wander, s.guard);
+        GuardCheck { sc, prev, now, boxes, kept, wander, round }
+    }
+
+    /// Adds the free particles of `pair` that moved in the step to `marked` if the pair may
+    /// touch during the step (`floor`: its kept floor, or `NaN`); 1 for a pair that may touch
+    /// with none to add, else 0.
+    fn check(&self, pair: Pair, floor: f32, marked: &mut Vec<u32>) -> u64 {
+        let (sc, prev, now, round) = (self.sc, self.prev, self.now, self.round);
+        let p = particles(sc, pair);
+        let touch = self.boxes.meet(pair, sc.guard_gap())
+            && !(round.floors_hold
+                && kept::apart_through_step(sc, self.kept, pair, floor, self.wander, round.slack))
+            && sc.may_touch(pair.0, p, prev, now);
+        if !touch {
+            return 0;
+        }
+        let before = marked.len();
+        marked.extend(p.iter().filter(|&&i| now[i as usize][3] > 0.0 && moved(prev, now, i)));
+        u64::from(marked.len() == before)
+    }
+}
+
 /// The guard (see `weft_core::surface_collision`): moves the free particles of every pair that
 /// may touch during the step from `prev` to `positions` back to `prev` (with `displacement` 0),
 /// round after round until no pair may touch. The pairs checked are those whose boxes (less the
@@ -259,9 +320,11 @@ fn push_cap(weights: [f32; 4], inv: [f32; 4], gap: f32, denom: f32) -> f32 {
 /// particle is within `(search pad − gap)/2` of its prediction and the pairs the search set
 /// aside by their homes' bounds provably stay clear of the gap (`kept::passed_over_stay_apart`;
 /// so every such pair is one of them or would be passed over), else the kept pairs while they
-/// cover the step (the gap is under the search pad), else a broad phase finds them. The same pairs in any of the three ways, and what a round does with
-/// them depends on the set only (the particles to move back are sorted), so the result is too.
-/// Returns `(reverted, unresolved)`.
+/// cover the step (the gap is under the search pad), else a broad phase finds them. The same
+/// pairs in any of the three ways, and what a round does with them depends on the set only (the
+/// particles to move back are sorted), so the result is too: the stepper checks the first
+/// round's pairs in [`SEARCH_CHUNKS`] work items ([`guard_check_chunk`]) and goes on from the
+/// second (`first`: the round to start at). Returns `(reverted, unresolved)`.
 fn guard_into(
     sc: &SurfaceCollision,
     prev: &[Record],
@@ -269,66 +332,154 @@ fn guard_into(
     displacement: &mut [Record],
     s: &mut Scratch,
     chunks: &[Chunk],
-    searched: bool,
+    (searched, first): (bool, u32),
 ) -> (u64, u64) {
+    let mut reverted = 0;
+    for round in first..=MAX_GUARD_ROUNDS {
+        guard_begin(sc, prev, positions, s, searched);
+        let unresolved = guard_check(sc, prev, positions, s, chunks);
+        match guard_settle(sc, prev, positions, displacement, s, round) {
+            Some(moved_back) => reverted += moved_back,
+            None => return (reverted, unresolved),
+        }
+    }
+    (reverted, 0)
+}
+
+/// The start of a round of the guard of a step from `prev` to `now`: the step's boxes, and
+/// where the round finds its pairs (into `s.guard`).
+fn guard_begin(sc: &SurfaceCollision, prev: &[Record], now: &[Record], s: &mut Scratch, searched: bool) {
     let (gap, shift) = (sc.guard_gap(), s.shift);
     // The kept pairs' floors hold for this step's anchor when the search scanned the kept pairs.
     let floors_hold = searched && s.covered;
-    let mut reverted = 0;
-    for round in 0..=MAX_GUARD_ROUNDS {
-        s.marked.clear();
-        let mut unresolved = 0;
-        let now: &[Record] = positions;
-        s.boxes.fill(sc, prev, now, shift);
-        let slack = if floors_hold { s.kept.wander(sc, prev, now, &mut s.wander) } else { f32::NAN };
-        let reuse = searched
-            && 2.0 * farthest_from(sc.vertices(), now, &s.predicted) + gap <= 0.99 * sc.search_pad()
-            && (!floors_hold || kept::passed_over_stay_apart(sc, &s.scanned, s.scan_reach, &s.wander, slack));
-        let (marked, boxes, wander, kept) = (&mut s.marked, &s.boxes, &s.wander, &s.kept);
-        let mut check = |pair: Pair, floor: f32| {
-            let p = particles(sc, pair);
-            if boxes.meet(pair, gap)
-                && !(floors_hold && kept::apart_through_step(sc, kept, pair, floor, wander, slack))
-                && sc.may_touch(pair.0, p, prev, now)
-            {
-                let free = p.iter().filter(|&&i| now[i as usize][3] > 0.0 && moved(prev, now, i));
-                let before = marked.len();
-                marked.extend(free);
-                if marked.len() == before {
-                    unresolved += 1;
-                }
-            }
-        };
-        if reuse {
-            s.pairs.iter().zip(&s.pair_floors).for_each(|(&pair, &floor)| check(pair, floor));
-        } else if searched && s.kept.covers(sc, prev, now, shift, &mut s.spread) {
-            chunks.iter().flat_map(Chunk::kept).for_each(|(pair, floor)| check(pair, floor));
-        } else {
-            candidate_pairs(sc, boxes, gap, &mut s.grids[0], &mut s.near, |pair| check(pair, f32::NAN));
+    s.boxes.fill(sc, prev, now, shift);
+    let slack = if floors_hold { s.kept.wander(sc, prev, now, &mut s.wander) } else { f32::NAN };
+    let reuse = searched
+        && 2.0 * farthest_from(sc.vertices(), now, &s.predicted) + gap <= 0.99 * sc.search_pad()
+        && (!floors_hold || kept::passed_over_stay_apart(sc, &s.scanned, s.scan_reach, &s.wander, slack));
+    let source = if reuse {
+        GuardSource::Searched
+    } else if searched && s.kept.covers(sc, prev, now, shift, &mut s.spread) {
+        GuardSource::Kept
+    } else {
+        GuardSource::Broad
+    };
+    s.guard = GuardRound { source, floors_hold, slack };
+}
+
+/// A round's check of every pair, into `s.marked` (cleared first); the pairs that may touch with
+/// no particle to mark.
+fn guard_check(
+    sc: &SurfaceCollision,
+    prev: &[Record],
+    now: &[Record],
+    s: &mut Scratch,
+    chunks: &[Chunk],
+) -> u64 {
+    let mut marked = std::mem::take(&mut s.marked);
+    marked.clear();
+    let check = GuardCheck::new(sc, prev, now, s);
+    let mut mark = |(pair, floor): (Pair, f32)| check.check(pair, floor, &mut marked);
+    let unresolved: u64 = match s.guard.source {
+        GuardSource::Searched => {
+            s.pairs.iter().copied().zip(s.pair_floors.iter().copied()).map(&mut mark).sum()
         }
-        if s.marked.is_empty() {
-            return (reverted, unresolved);
+        GuardSource::Kept => chunks.iter().flat_map(Chunk::kept).map(&mut mark).sum(),
+        GuardSource::Broad => 0,
+    };
+    s.marked = marked;
+    unresolved + guard_broad(sc, prev, now, s)
+}
+
+/// Item `c` of [`SEARCH_CHUNKS`] of the first round's check: its share of the search's pairs, or
+/// chunk `c`'s kept pairs, into the chunk's marks (none where the round takes a broad phase of its
+/// own, which [`guard_gather`] runs).
+fn guard_check_chunk(
+    sc: &SurfaceCollision,
+    prev: &[Record],
+    now: &[Record],
+    s: &Scratch,
+    c: usize,
+    chunk: &mut Chunk,
+) {
+    let mut marked = std::mem::take(&mut chunk.marked);
+    marked.clear();
+    let check = GuardCheck::new(sc, prev, now, s);
+    let mut mark = |(pair, floor): (Pair, f32)| check.check(pair, floor, &mut marked);
+    chunk.unresolved = match s.guard.source {
+        GuardSource::Searched => {
+            let share = search::share(c, s.pairs.len());
+            let floors = s.pair_floors[share.clone()].iter().copied();
+            s.pairs[share].iter().copied().zip(floors).map(&mut mark).sum()
         }
-        if round == MAX_GUARD_ROUNDS {
-            // Every moving free particle back: the start of the step was free of crossings.
-            s.marked.clear();
-            let movers = sc
-                .vertices()
-                .iter()
-                .filter(|&&i| positions[i as usize][3] > 0.0 && moved(prev, positions, i));
-            s.marked.extend(movers);
-        }
-        s.marked.sort_unstable();
-        s.marked.dedup();
-        for &i in &s.marked {
-            let i = i as usize;
-            let w = positions[i][3];
-            positions[i] = [prev[i][0], prev[i][1], prev[i][2], w];
-            displacement[i] = [0.0; 4];
-        }
-        reverted += s.marked.len() as u64;
+        GuardSource::Kept => chunk.kept().map(&mut mark).sum(),
+        GuardSource::Broad => 0,
+    };
+    chunk.marked = marked;
+}
+
+/// The first round's marks from the chunks, in chunk order, into `s.marked`, and from its broad
+/// phase where it takes one; the pairs that may touch with no particle to mark.
+fn guard_gather(
+    sc: &SurfaceCollision,
+    prev: &[Record],
+    now: &[Record],
+    s: &mut Scratch,
+    chunks: &[Chunk],
+) -> u64 {
+    s.marked.clear();
+    for c in chunks {
+        s.marked.extend_from_slice(&c.marked);
     }
-    (reverted, 0)
+    chunks.iter().map(|c| c.unresolved).sum::<u64>() + guard_broad(sc, prev, now, s)
+}
+
+/// A round's check by a broad phase of its own where the round takes one, added to `s.marked`;
+/// the pairs that may touch with no particle to mark.
+fn guard_broad(sc: &SurfaceCollision, prev: &[Record], now: &[Record], s: &mut Scratch) -> u64 {
+    if s.guard.source != GuardSource::Broad {
+        return 0;
+    }
+    let mut marked = std::mem::take(&mut s.marked);
+    let (mut grid, mut near) = (std::mem::take(&mut s.grids[0]), std::mem::take(&mut s.near));
+    let check = GuardCheck::new(sc, prev, now, s);
+    let mut unresolved = 0;
+    candidate_pairs(sc, &s.boxes, sc.guard_gap(), &mut grid, &mut near, |pair| {
+        unresolved += check.check(pair, f32::NAN, &mut marked);
+    });
+    (s.grids[0], s.near, s.marked) = (grid, near, marked);
+    unresolved
+}
+
+/// The end of round `round` of the guard, whose marks are in `s.marked`: `None` if it marked
+/// nothing, else the particles it moved back (in the last round, every moving free particle).
+fn guard_settle(
+    sc: &SurfaceCollision,
+    prev: &[Record],
+    positions: &mut [Record],
+    displacement: &mut [Record],
+    s: &mut Scratch,
+    round: u32,
+) -> Option<u64> {
+    if s.marked.is_empty() {
+        return None;
+    }
+    if round == MAX_GUARD_ROUNDS {
+        // Every moving free particle back: the start of the step was free of crossings.
+        s.marked.clear();
+        let movers =
+            sc.vertices().iter().filter(|&&i| positions[i as usize][3] > 0.0 && moved(prev, positions, i));
+        s.marked.extend(movers);
+    }
+    s.marked.sort_unstable();
+    s.marked.dedup();
+    for &i in &s.marked {
+        let i = i as usize;
+        let w = positions[i][3];
+        positions[i] = [prev[i][0], prev[i][1], prev[i][2], w];
+        displacement[i] = [0.0; 4];
+    }
+    Some(s.marked.len() as u64)
 }
 
 /// The largest distance in m of a particle of `vertices` in `now` from its place in `then`.
@@ -360,7 +511,7 @@ pub fn guard(
     shift: [f32; 3],
 ) -> (u64, u64) {
     let mut s = Scratch { shift, ..Scratch::default() };
-    guard_into(sc, prev, positions, displacement, &mut s, &[], false)
+    guard_into(sc, prev, positions, displacement, &mut s, &[], (false, 0))
 }
 
 /// The team's handle on the buffers.
@@ -426,24 +577,41 @@ pub(crate) fn solve_phase(
     }
 }
 
-/// The guard, after every other stage that moves particles and before the velocities (one
-/// work item); the end of the step for the kept pairs.
+/// The guard, after every other stage that moves particles and before the velocities: its first
+/// round's start (one work item), its check ([`SEARCH_CHUNKS`] items) and the rest (one item:
+/// the marks gathered, then the rounds from the second); the end of the step for the kept pairs.
 pub(crate) fn guard_phase(
     team: &Team<'_>,
     sc: &SurfaceCollision,
     b: SharedBuffers<'_>,
     p: &ParticleArrays<'_>,
 ) {
-    if !sc.is_empty() {
-        let parts =
-            (b.scratch.each_mut(), b.chunks, p.prev, p.positions.whole_mut(), p.displacement.whole_mut());
-        team.for_each_chunk(1, parts, |_, _, (s, chunks, prev, x, d)| {
-            (s.stats.reverted, s.stats.unresolved) = guard_into(sc, prev, x, d, s, chunks, true);
-            for (d, t) in s.kept.drift.iter_mut().zip(s.shift) {
-                *d += t as f64;
-            }
-        });
+    if sc.is_empty() {
+        return;
     }
+    let (prev, now) = (p.prev, p.positions);
+    team.for_each_chunk(1, (b.scratch.each_mut(), prev, now), |_, _, (s, prev, now)| {
+        guard_begin(sc, prev, now, s, true);
+    });
+    team.for_each_chunk(
+        SEARCH_CHUNKS,
+        (b.scratch, b.chunks.each_mut(), prev, now),
+        |_, c, (s, chunk, prev, now)| guard_check_chunk(sc, prev, now, &s[0], c, chunk),
+    );
+    let parts = (b.scratch.each_mut(), b.chunks, prev, now.whole_mut(), p.displacement.whole_mut());
+    team.for_each_chunk(1, parts, |_, _, (s, chunks, prev, x, d)| {
+        let unresolved = guard_gather(sc, prev, x, s, chunks);
+        (s.stats.reverted, s.stats.unresolved) = match guard_settle(sc, prev, x, d, s, 0) {
+            None => (0, unresolved),
+            Some(first) => {
+                let (reverted, unresolved) = guard_into(sc, prev, x, d, s, chunks, (true, 1));
+                (first + reverted, unresolved)
+            }
+        };
+        for (d, t) in s.kept.drift.iter_mut().zip(s.shift) {
+            *d += t as f64;
+        }
+    });
 }
 
 #[cfg(test)]

@@ -61,6 +61,10 @@ pub(crate) struct Chunk {
     pairs_split: usize,
     contacts: Vec<Contact>,
     contacts_split: usize,
+    /// The guard's marks of the chunk's pairs in its first round, and its pairs that may touch
+    /// with none to mark (`super::guard_check_chunk`).
+    pub(super) marked: Vec<u32>,
+    pub(super) unresolved: u64,
 }
 
 /// The buffers of surface self-collision, kept between steps: the scratch and the search's
@@ -102,7 +106,7 @@ impl Buffers {
 }
 
 /// Item `c`'s share of `0..len` in [`SEARCH_CHUNKS`] items.
-fn share(c: usize, len: usize) -> Range<usize> {
+pub(super) fn share(c: usize, len: usize) -> Range<usize> {
     let size = len.div_ceil(SEARCH_CHUNKS);
     (c * size).min(len)..((c + 1) * size).min(len)
 }
