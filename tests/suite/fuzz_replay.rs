@@ -143,7 +143,7 @@ fn regression_sliver_swept_in_one_step() {
 #[test]
 fn regression_nan_velocity_following_pins() {
     let scene = regression_scene("nan-velocity-following-pins");
-    let mut fast = scene.build(&scene.cloth).expect("the finding's scene builds");
+    let mut fast = scene.build(scene.cloths()).expect("the finding's scene builds");
     let mut reference = weft_reference::ReferenceSolver::from_model(&fast);
     let options = weft_kernels::StepOptions { path: weft_kernels::KernelPath::Simd, residual: false };
     let (mut held_fast, mut held_reference) = (0, 0);
@@ -163,13 +163,19 @@ fn regression_nan_velocity_following_pins() {
 }
 
 /// The agreement check of `arbitrary_scene` is not vacuous: some corpus inputs are
-/// well-conditioned scenes that build and have constraints, and some of those have particle and
-/// surface self-collision.
+/// well-conditioned scenes that build and have constraints, some of those have particle and
+/// surface self-collision, and some have two cloths whose surface contacts meet each other.
 #[test]
 fn arbitrary_corpus_compares_simd_with_reference() {
+    use weft_core::ClothDesc;
     use weft_core::self_collision::SelfCollisionMode;
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("fuzz/corpus/arbitrary_scene");
-    let (mut compared, mut particles, mut triangles) = (0, 0, 0);
+    let (mut compared, mut particles, mut triangles, mut between) = (0, 0, 0, 0);
+    let surface =
+        |c: &ClothDesc| c.self_collision.is_some() && c.self_collision_mode == SelfCollisionMode::Triangles;
+    let options = weft_kernels::StepOptions { path: weft_kernels::KernelPath::Simd, residual: false };
+    // The contacts the first step's search makes (on the predictions, before any projection).
+    let contacts = |mut model: weft_core::Model| weft_kernels::step(&mut model, &options).surface.contacts;
     for entry in std::fs::read_dir(dir).unwrap() {
         let data = std::fs::read(entry.unwrap().path()).unwrap();
         let mut u = arbitrary::Unstructured::new(&data);
@@ -179,22 +185,29 @@ fn arbitrary_corpus_compares_simd_with_reference() {
         ) else {
             continue;
         };
-        let mut builder =
-            weft_core::ModelBuilder::new(scene.settings.clone(), weft_testkit::fuzzing::FUZZ_LIMITS).unwrap();
-        if scene.well_conditioned() && builder.add_cloth(&scene.cloth).is_ok() {
-            let model = builder.build().unwrap();
-            compared += usize::from(model.report().stretch + model.report().shear > 0);
-            match (scene.cloth.self_collision, scene.cloth.self_collision_mode) {
-                (Some(_), SelfCollisionMode::Particles) => particles += 1,
-                (Some(_), SelfCollisionMode::Triangles) => triangles += 1,
-                (None, _) => {}
-            }
+        if !scene.well_conditioned() {
+            continue;
+        }
+        let Ok(model) = scene.build(scene.cloths()) else { continue };
+        compared += usize::from(model.report().stretch + model.report().shear > 0);
+        match (scene.cloth.self_collision, scene.cloth.self_collision_mode) {
+            (Some(_), SelfCollisionMode::Particles) => particles += 1,
+            (Some(_), SelfCollisionMode::Triangles) => triangles += 1,
+            (None, _) => {}
+        }
+        if surface(&scene.cloth) && scene.second.as_ref().is_some_and(surface) {
+            // The first step's search sees each cloth's own predictions as it would alone, so
+            // any contacts beyond the two cloths' alone are between them.
+            let second = scene.second.as_ref().unwrap();
+            let alone =
+                contacts(scene.build([&scene.cloth]).unwrap()) + contacts(scene.build([second]).unwrap());
+            between += usize::from(contacts(model) > alone);
         }
     }
     assert!(compared >= 3, "only {compared} corpus inputs compare the two paths");
     assert!(
-        particles >= 1 && triangles >= 1,
-        "compared with self-collision: {particles} particle, {triangles} surface"
+        particles >= 1 && triangles >= 1 && between >= 1,
+        "compared with self-collision: {particles} particle, {triangles} surface, {between} between two cloths"
     );
 }
 
@@ -224,7 +237,7 @@ fn regression_surface_contact_two_corners_in_one_place() {
 #[test]
 fn regression_particle_contacts_of_particles_in_one_place() {
     let scene = regression_scene("particle-contacts-of-particles-in-one-place-5c6d281c");
-    let mut model = scene.build(&scene.cloth).expect("the finding's scene builds");
+    let mut model = scene.build(scene.cloths()).expect("the finding's scene builds");
     let options = weft_kernels::StepOptions { path: weft_kernels::KernelPath::Simd, residual: false };
     let stats = weft_kernels::step(&mut model, &options);
     assert!(

@@ -290,7 +290,7 @@ pub fn triangle_pairs(data: &[u8]) {
 pub fn arbitrary_scene(data: &[u8]) {
     let mut u = Unstructured::new(data);
     let Ok(scene) = ArbitraryScene::generate(&mut u, data.ends_with(TAME)) else { return };
-    let model = match scene.build(&scene.cloth) {
+    let model = match scene.build(scene.cloths()) {
         Ok(model) => model,
         Err(message) => return assert_one_line(&message),
     };
@@ -363,15 +363,16 @@ const NUDGES: [f32; 4] = [1.0, -1.0, AGREE_FACTOR, -AGREE_FACTOR];
 /// coordinates they combine, so a coordinate of exactly 0 (a cloth lying in a coordinate plane)
 /// must move by that much too, not by the 1e-45 of `0.0.next_up()`, which probes nothing.
 fn nudged_reference(scene: &ArbitraryScene, ulps: f32) -> ReferenceSolver {
-    let scale = scene.cloth.positions.iter().flatten().fold(0.0f32, |m, c| m.max(c.abs()));
+    let scale = scene.cloths().flat_map(|c| c.positions.iter().flatten()).fold(0.0f32, |m, c| m.max(c.abs()));
     let ulp = ulps * (scale.next_up() - scale);
-    let mut cloth = scene.cloth.clone();
-    for (i, p) in cloth.positions.iter_mut().enumerate() {
+    let mut cloths: Vec<ClothDesc> = scene.cloths().cloned().collect();
+    let positions = cloths.iter_mut().flat_map(|c| c.positions.iter_mut());
+    for (i, p) in positions.enumerate() {
         for (k, c) in p.iter_mut().enumerate() {
             *c = if (i * 3 + k) % 2 == 0 { *c + ulp } else { *c - ulp };
         }
     }
-    scene.build(&cloth).map(|m| ReferenceSolver::from_model(&m)).expect("a nudged scene builds")
+    scene.build(&cloths).map(|m| ReferenceSolver::from_model(&m)).expect("a nudged scene builds")
 }
 
 /// Time steps [`arbitrary_scene`] runs.
@@ -393,13 +394,19 @@ fn max_gap(a: &[[f32; 3]], b: &[[f32; 3]]) -> f32 {
 /// numbers, with the hostile cases drawn often (coincident, colinear, huge and tiny coordinates;
 /// duplicate edges, self-edges and out-of-range indices; no pins or all pinned; compliances and
 /// damping from 0 to 1e30; masses from 1e-6 to 1e6 kg; velocities up to 1e30 m/s; self-collision
-/// off, by particles or by triangles, at any thickness and friction).
+/// off, by particles or by triangles, at any thickness and friction), sometimes with a second
+/// cloth beside it (see [`ArbitraryScene::second`]).
 #[derive(Debug, Clone)]
 pub struct ArbitraryScene {
     /// The settings.
     pub settings: SimSettings,
     /// The cloth.
     pub cloth: ClothDesc,
+    /// A second cloth or none: a copy of the first, named `fuzz2`, moved along z (in a tame scene
+    /// by 0.1 to 1 m; otherwise also by 0, a micrometre, the 4 mm of a thin cloth or 1e30 m),
+    /// with a self-collision of its own drawn as the first's is — so that surface and particle
+    /// contacts are made between two cloths, the same mode or not.
+    pub second: Option<ClothDesc>,
     /// Mesh colliders (none, or one named `"mesh"`).
     pub meshes: Vec<MeshColliderDesc>,
 }
@@ -589,14 +596,21 @@ impl ArbitraryScene {
             cloth.kinds = kinds;
         }
         (cloth.self_collision, cloth.self_collision_mode) = arbitrary_self_collision(u, tame)?;
-        Ok(ArbitraryScene { settings, cloth, meshes })
+        let second = arbitrary_second_cloth(u, &cloth, tame)?;
+        Ok(ArbitraryScene { settings, cloth, second, meshes })
     }
 
-    /// Builds `cloth` with this scene's settings, or the error's message.
-    /// The model of `cloth` with this scene's settings and mesh colliders, or the error line.
-    pub fn build(&self, cloth: &ClothDesc) -> Result<Model, String> {
+    /// The scene's cloths: the first, then the second if there is one.
+    pub fn cloths(&self) -> impl Iterator<Item = &ClothDesc> {
+        std::iter::once(&self.cloth).chain(&self.second)
+    }
+
+    /// The model of `cloths` with this scene's settings and mesh colliders, or the error line.
+    pub fn build<'c>(&self, cloths: impl IntoIterator<Item = &'c ClothDesc>) -> Result<Model, String> {
         let mut builder = ModelBuilder::new(self.settings.clone(), FUZZ_LIMITS).map_err(|e| e.to_string())?;
-        builder.add_cloth(cloth).map_err(|e| e.to_string())?;
+        for cloth in cloths {
+            builder.add_cloth(cloth).map_err(|e| e.to_string())?;
+        }
         for mesh in &self.meshes {
             builder.add_mesh_collider(mesh).map_err(|e| e.to_string())?;
         }
@@ -625,15 +639,15 @@ impl ArbitraryScene {
     /// only finiteness and counting are checked.
     pub fn well_conditioned(&self) -> bool {
         let s = &self.settings;
-        let c = &self.cloth;
         let coordinate_ok = |p: &[f32; 3]| p.iter().all(|x| x.abs() <= 10.0);
         let material_ok =
             |alpha: f32, beta: f32| (alpha == 0.0 || (1e-9..=1.0).contains(&alpha)) && beta <= 1.0;
         let far = |a: [f32; 3], b: [f32; 3]| weft_core::topology::distance(a, b) >= 1e-2;
         let h = s.time_step().h64;
-        let speed = c.velocities.iter().flatten().map(|v| weft_core::topology::distance(*v, [0.0; 3]) as f64);
+        let speeds = self.cloths().flat_map(|c| c.velocities.iter().flatten());
+        let speed = speeds.map(|v| weft_core::topology::distance(*v, [0.0; 3]) as f64).fold(0.0, f64::max);
         let gravity = weft_core::topology::distance(s.gravity, [0.0; 3]) as f64;
-        let reach = (speed.fold(0.0, f64::max) + gravity * h * ARBITRARY_STEPS as f64) * h;
+        let reach = (speed + gravity * h * ARBITRARY_STEPS as f64) * h;
         let wide = |p: [[f32; 3]; 3]| {
             let longest = (0..3)
                 .map(|k| weft_core::topology::distance(p[k], p[(k + 1) % 3]) as f64)
@@ -641,32 +655,37 @@ impl ArbitraryScene {
             let height = 2.0 * weft_core::topology::triangle_area(p[0], p[1], p[2]) / longest;
             height >= 1e-2f64.max(4.0 * reach)
         };
+        let cloth_ok = |c: &ClothDesc| {
+            c.follow.is_none()
+                && matches!(c.mass, MassSpec::ParticleMass(m) if (1e-2..=1e2).contains(&m))
+                && c.positions.iter().all(coordinate_ok)
+                && c.velocities.as_ref().is_none_or(|v| v.iter().all(coordinate_ok))
+                && c.edge_sets.iter().all(|e| {
+                    material_ok(e.elasticity.compliance().get(), e.damping) && e.rest_lengths.is_none()
+                })
+                && c.kinds
+                    .bending
+                    .as_ref()
+                    .is_none_or(|b| material_ok(b.elasticity.compliance().get(), b.damping))
+                && c.triangles.iter().all(|t| {
+                    let p = |k: usize| c.positions.get(t[k] as usize).copied();
+                    match (p(0), p(1), p(2)) {
+                        (Some(a), Some(b), Some(d)) => {
+                            weft_core::topology::triangle_area(a, b, d) >= 1e-4 && wide([a, b, d])
+                        }
+                        _ => true, // refused at build
+                    }
+                })
+        };
+        // Every particle of every cloth, for the distance between any two.
+        let all: Vec<[f32; 3]> = self.cloths().flat_map(|c| c.positions.iter().copied()).collect();
         // Mesh contacts and following pins are checked for finiteness and counting only.
         self.meshes.is_empty()
-            && c.follow.is_none()
             && (30.0..=120.0).contains(&s.fps)
             && s.velocity_damping == 0.0
             && s.gravity.iter().all(|g| g.abs() <= 10.0)
-            && matches!(c.mass, MassSpec::ParticleMass(m) if (1e-2..=1e2).contains(&m))
-            && c.positions.iter().all(coordinate_ok)
-            && c.velocities.as_ref().is_none_or(|v| v.iter().all(coordinate_ok))
-            && c.edge_sets
-                .iter()
-                .all(|e| material_ok(e.elasticity.compliance().get(), e.damping) && e.rest_lengths.is_none())
-            && c.kinds
-                .bending
-                .as_ref()
-                .is_none_or(|b| material_ok(b.elasticity.compliance().get(), b.damping))
-            && c.positions.iter().enumerate().all(|(i, &a)| c.positions[..i].iter().all(|&b| far(a, b)))
-            && c.triangles.iter().all(|t| {
-                let p = |k: usize| c.positions.get(t[k] as usize).copied();
-                match (p(0), p(1), p(2)) {
-                    (Some(a), Some(b), Some(d)) => {
-                        weft_core::topology::triangle_area(a, b, d) >= 1e-4 && wide([a, b, d])
-                    }
-                    _ => true, // refused at build
-                }
-            })
+            && self.cloths().all(cloth_ok)
+            && all.iter().enumerate().all(|(i, &a)| all[..i].iter().all(|&b| far(a, b)))
     }
 }
 
@@ -746,6 +765,27 @@ fn arbitrary_self_collision(
         (thickness, *u.choose(&[0.0f32, 0.3, 1.0, 1e30, -0.5, f32::INFINITY])?)
     };
     Ok((Some(SelfCollisionDesc { thickness, friction }), mode))
+}
+
+/// The second cloth of an arbitrary scene (see [`ArbitraryScene::second`]), drawn last, from a
+/// byte that an exhausted input reads as 0 (none), so that the committed inputs of earlier
+/// versions still draw the scenes they drew.
+fn arbitrary_second_cloth(
+    u: &mut Unstructured<'_>,
+    first: &ClothDesc,
+    tame: bool,
+) -> ArbResult<Option<ClothDesc>> {
+    if u.arbitrary::<u8>()? % 2 == 0 {
+        return Ok(None);
+    }
+    let shift =
+        if tame { *u.choose(&[0.1f32, 0.3, 1.0])? } else { *u.choose(&[0.0f32, 1e-6, 0.004, 0.3, 1e30])? };
+    let mut cloth = ClothDesc { name: "fuzz2".into(), ..first.clone() };
+    for p in &mut cloth.positions {
+        p[2] += shift;
+    }
+    (cloth.self_collision, cloth.self_collision_mode) = arbitrary_self_collision(u, tame)?;
+    Ok(Some(cloth))
 }
 
 /// A coordinate of everyday size: −4 to 4 m in steps of 1/8 m, or a random `f32` of that range.
