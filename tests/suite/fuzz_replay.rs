@@ -211,6 +211,23 @@ fn arbitrary_corpus_compares_simd_with_reference() {
     );
 }
 
+/// `arbitrary_scene`: two cloths with particle contacts, the second a copy of the first moved by
+/// 0.3 m, the larger of their thicknesses: every particle starts exactly at the contact distance
+/// from its copy, where rounding decides whether they touch (the SIMD path and the reference
+/// ended 7 cm apart; 1 µm either way they agree within 5e-7 m). The nudged references moved a
+/// particle and its copy alike, so they did not probe that threshold; the second cloth's nudge
+/// is now the first's turned over.
+#[test]
+fn regression_copy_at_the_thickness() {
+    let scene = regression_scene("copy-at-the-thickness-7593e71e");
+    let second = scene.second.as_ref().expect("two cloths");
+    let thickness = |c: &weft_core::ClothDesc| c.self_collision.unwrap().thickness;
+    let apart = second.positions[0][2] - scene.cloth.positions[0][2];
+    assert_eq!(apart, thickness(&scene.cloth).max(thickness(second)), "copies at the contact distance");
+    assert!(scene.well_conditioned());
+    regression("arbitrary_scene", "copy-at-the-thickness-7593e71e", weft_testkit::fuzzing::arbitrary_scene);
+}
+
 /// `arbitrary_scene`: surface self-collision at 6e8 m (a mesh collider 1e9 m thick threw the
 /// cloth there), where `f32` puts two corners of a triangle in one place: the closest point of a
 /// vertex on that triangle took its weights from 0/0, and the contact's NaN normal made every

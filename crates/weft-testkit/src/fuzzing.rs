@@ -366,10 +366,14 @@ fn nudged_reference(scene: &ArbitraryScene, ulps: f32) -> ReferenceSolver {
     let scale = scene.cloths().flat_map(|c| c.positions.iter().flatten()).fold(0.0f32, |m, c| m.max(c.abs()));
     let ulp = ulps * (scale.next_up() - scale);
     let mut cloths: Vec<ClothDesc> = scene.cloths().cloned().collect();
-    let positions = cloths.iter_mut().flat_map(|c| c.positions.iter_mut());
-    for (i, p) in positions.enumerate() {
-        for (k, c) in p.iter_mut().enumerate() {
-            *c = if (i * 3 + k) % 2 == 0 { *c + ulp } else { *c - ulp };
+    // The second cloth's pattern is the first's turned over: a particle and its copy move apart
+    // along every axis, so that a distance between them at a threshold (a copy moved by exactly
+    // the thickness) is probed too.
+    for (n, cloth) in cloths.iter_mut().enumerate() {
+        for (i, p) in cloth.positions.iter_mut().enumerate() {
+            for (k, c) in p.iter_mut().enumerate() {
+                *c = if (n + i * 3 + k) % 2 == 0 { *c + ulp } else { *c - ulp };
+            }
         }
     }
     scene.build(&cloths).map(|m| ReferenceSolver::from_model(&m)).expect("a nudged scene builds")
