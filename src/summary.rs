@@ -147,15 +147,25 @@ fn contacts(s: &mut String, report: &BakeReport, measured: &Measured<'_>) {
         );
     }
     let surface = report.totals.surface;
-    if surface.contacts > 0 || surface.reverted > 0 || surface.unresolved > 0 {
+    // Every step of a model with surface self-collision searches, and its first finds the kept
+    // pairs: a model with it has at least one rebuild.
+    if surface.rebuilds > 0 || surface.contacts > 0 || surface.reverted > 0 || surface.unresolved > 0 {
         let _ = writeln!(
             s,
             "  surface self-collision: {} made, {} pushed apart; the guard moved {} back to the start \
-             of their step, {} left (no free particle to move)",
+             of their step, {} left (no free particle to move); candidate pairs found again in {} of \
+             {} time steps{}",
             count(surface.contacts, "contact"),
             surface.pushes,
             count(surface.reverted, "particle"),
-            count(surface.unresolved, "pair")
+            count(surface.unresolved, "pair"),
+            surface.rebuilds,
+            report.steps - report.redone_steps,
+            if surface.contacts == 0 {
+                " (no surfaces came near: the stage only proved them apart)"
+            } else {
+                ""
+            }
         );
     }
 }
@@ -324,6 +334,24 @@ mod tests {
     fn held_states_are_reported_only_when_there_are_some() {
         assert!(summary(&report(3), &[]).contains("  held: 3 ("), "{}", summary(&report(3), &[]));
         assert!(!summary(&report(0), &[]).contains("held:"), "{}", summary(&report(0), &[]));
+    }
+
+    /// The surface line shows for a model with surface self-collision (it always finds its
+    /// candidate pairs at least once), and says when no contact was made; never without it.
+    #[test]
+    fn surface_self_collision_is_reported_with_or_without_contacts() {
+        let with = |contacts, rebuilds| {
+            let mut r = report(0);
+            r.totals.surface =
+                weft::kernels::surface_collision::SurfaceStats { contacts, rebuilds, ..Default::default() };
+            summary(&r, &[])
+        };
+        let none = with(0, 1);
+        assert!(none.contains("  surface self-collision: 0 contacts made, "), "{none}");
+        assert!(none.contains("found again in 1 of 2 time steps (no surfaces came near"), "{none}");
+        let some = with(5, 2);
+        assert!(some.contains("found again in 2 of 2 time steps\n"), "{some}");
+        assert!(!with(0, 0).contains("surface self-collision"));
     }
 
     #[test]
