@@ -367,8 +367,8 @@ fn guard_begin(sc: &SurfaceCollision, prev: &[Record], now: &[Record], s: &mut S
     s.guard = GuardRound { source, floors_hold, slack };
 }
 
-/// A round's check of every pair, into `s.marked` (cleared first); the pairs that may touch with
-/// no particle to mark.
+/// A round's check of every pair, into `s.marked` (cleared first): item after item of
+/// [`guard_check_item`], in order; the pairs that may touch with no particle to mark.
 fn guard_check(
     sc: &SurfaceCollision,
     prev: &[Record],
@@ -376,24 +376,18 @@ fn guard_check(
     s: &mut Scratch,
     chunks: &[Chunk],
 ) -> u64 {
+    debug_assert!(s.guard.source == GuardSource::Broad || chunks.len() == SEARCH_CHUNKS);
     let mut marked = std::mem::take(&mut s.marked);
     marked.clear();
     let check = GuardCheck::new(sc, prev, now, s);
-    let mut mark = |(pair, floor): (Pair, f32)| check.check(pair, floor, &mut marked);
-    let unresolved: u64 = match s.guard.source {
-        GuardSource::Searched => {
-            s.pairs.iter().copied().zip(s.pair_floors.iter().copied()).map(&mut mark).sum()
-        }
-        GuardSource::Kept => chunks.iter().flat_map(Chunk::kept).map(&mut mark).sum(),
-        GuardSource::Broad => 0,
-    };
+    let unresolved: u64 =
+        chunks.iter().enumerate().map(|(c, chunk)| guard_check_item(&check, s, c, chunk, &mut marked)).sum();
     s.marked = marked;
     unresolved + guard_broad(sc, prev, now, s)
 }
 
-/// Item `c` of [`SEARCH_CHUNKS`] of the first round's check: its share of the search's pairs, or
-/// chunk `c`'s kept pairs, into the chunk's marks (none where the round takes a broad phase of its
-/// own, which [`guard_gather`] runs).
+/// Item `c` of [`SEARCH_CHUNKS`] of the first round's check, into the chunk's marks (see
+/// [`guard_check_item`]).
 fn guard_check_chunk(
     sc: &SurfaceCollision,
     prev: &[Record],
@@ -405,8 +399,23 @@ fn guard_check_chunk(
     let mut marked = std::mem::take(&mut chunk.marked);
     marked.clear();
     let check = GuardCheck::new(sc, prev, now, s);
-    let mut mark = |(pair, floor): (Pair, f32)| check.check(pair, floor, &mut marked);
-    chunk.unresolved = match s.guard.source {
+    chunk.unresolved = guard_check_item(&check, s, c, chunk, &mut marked);
+    chunk.marked = marked;
+}
+
+/// Item `c` of [`SEARCH_CHUNKS`] of a round's check, added to `marked`: its share of the
+/// search's pairs, or `chunk`'s kept pairs (none where the round takes a broad phase of its
+/// own, [`guard_broad`]); the pairs that may touch with no particle to mark. The items in order
+/// check every pair in the order of the whole list.
+fn guard_check_item(
+    check: &GuardCheck<'_>,
+    s: &Scratch,
+    c: usize,
+    chunk: &Chunk,
+    marked: &mut Vec<u32>,
+) -> u64 {
+    let mut mark = |(pair, floor): (Pair, f32)| check.check(pair, floor, marked);
+    match s.guard.source {
         GuardSource::Searched => {
             let share = search::share(c, s.pairs.len());
             let floors = s.pair_floors[share.clone()].iter().copied();
@@ -414,8 +423,7 @@ fn guard_check_chunk(
         }
         GuardSource::Kept => chunk.kept().map(&mut mark).sum(),
         GuardSource::Broad => 0,
-    };
-    chunk.marked = marked;
+    }
 }
 
 /// The first round's marks from the chunks, in chunk order, into `s.marked`, and from its broad
