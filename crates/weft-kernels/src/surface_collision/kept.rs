@@ -77,6 +77,9 @@ pub(super) struct Wander {
     particles: Vec<[f32; 2]>,
     /// Per cluster, the middle of its points' displacements at the step's start (m).
     centres: Vec<[f32; 3]>,
+    /// The largest magnitude of a coordinate of the drift, the centres, the step's start and
+    /// the anchor (m): what the slack's rounding is sized from, with the step's end.
+    most_at_start: f32,
     /// Per cluster, at least the sum [`far_apart`] takes of any kept pair whose home
     /// ([`Kept::home`]) it is, and at least that pair's motion in the step (m; see
     /// [`Kept::bound_wander`]).
@@ -229,8 +232,9 @@ impl Kept {
     }
 
     /// Each particle's wander in a step from `prev` to `now` (m, into `wander`): how far it is
-    /// at `prev` from its anchor less the drift and its cluster's centre, and how far it moves
-    /// to `now`. Returns the slack of [`far_apart`] that covers their rounding (m).
+    /// at `prev` from its anchor less the drift and its cluster's centre
+    /// ([`Kept::wander_at_start`]), and how far it moves to `now` ([`Kept::wander_in_step`]).
+    /// Returns the slack of [`far_apart`] that covers their rounding (m).
     pub(super) fn wander(
         &self,
         sc: &SurfaceCollision,
@@ -238,6 +242,15 @@ impl Kept {
         now: &[Record],
         wander: &mut Wander,
     ) -> f32 {
+        self.wander_at_start(sc, prev, wander);
+        self.wander_in_step(sc, prev, now, wander)
+    }
+
+    /// The first half of [`Kept::wander`], which depends on the step's start alone (so that
+    /// the guard, whose step starts where the search's did, takes it as the search left it):
+    /// the clusters' centres at `prev` and each particle's distance from its anchor less the
+    /// drift and its cluster's centre (m).
+    fn wander_at_start(&self, sc: &SurfaceCollision, prev: &[Record], wander: &mut Wander) {
         self.spread(sc, &[(prev, [0.0; 3])], &mut wander.spread);
         let (low, high) = (&wander.spread.low, &wander.spread.high);
         wander.centres.clear();
@@ -247,12 +260,30 @@ impl Kept {
         let mut most = c.iter().fold(0.0f32, |m, x| m.max(x.abs()));
         most = wander.centres.iter().flatten().fold(most, |m, x| m.max(x.abs()));
         for &i in sc.vertices() {
-            let (x, y, a) = (prev[i as usize], now[i as usize], self.anchor[i as usize]);
+            let (x, a) = (prev[i as usize], self.anchor[i as usize]);
             let centre = wander.centres[self.cluster[i as usize] as usize];
             let off = [0, 1, 2].map(|k| x[k] - c[k] - a[k] - centre[k]);
+            wander.particles[i as usize][0] = length(off);
+            most = (0..3).fold(most, |m, k| m.max(x[k].abs()).max(a[k].abs()));
+        }
+        wander.most_at_start = most;
+    }
+
+    /// The second half of [`Kept::wander`], after [`Kept::wander_at_start`] of the same start
+    /// `prev`: each particle's motion to `now` and the clusters' bounds (m). Returns the slack.
+    pub(super) fn wander_in_step(
+        &self,
+        sc: &SurfaceCollision,
+        prev: &[Record],
+        now: &[Record],
+        wander: &mut Wander,
+    ) -> f32 {
+        let mut most = wander.most_at_start;
+        for &i in sc.vertices() {
+            let (x, y) = (prev[i as usize], now[i as usize]);
             let step = [0, 1, 2].map(|k| y[k] - x[k]);
-            wander.particles[i as usize] = [length(off), length(step)];
-            most = (0..3).fold(most, |m, k| m.max(x[k].abs()).max(y[k].abs()).max(a[k].abs()));
+            wander.particles[i as usize][1] = length(step);
+            most = (0..3).fold(most, |m, k| m.max(y[k].abs()));
         }
         self.bound_wander(sc, wander);
         // The rounding of the differences and lengths above, four particles' worth, with room.
@@ -365,28 +396,22 @@ fn take_in(b: &mut Aabb, p: Record) {
     }
 }
 
-/// Whether `pair`, whose features were at least `floor` apart at the anchor (m), provably makes
-/// no contact in the step whose [`Kept::wander`] is `wander` (with `slack`): two points have
+/// Whether a pair whose features were at least `floor` apart at the anchor (m), and whose
+/// [`pair_wander`] in a step is `[off, step]` (with the slack of [`Kept::wander`]), provably
+/// makes no contact in the step: two points have
 /// since come nearer by at most their wanders from their clusters' centres plus how far the
 /// centres moved apart (the common drift moves every point alike, so leaves distances as they
 /// are), and the distance at the step's start less the motion of the step is what the contact
 /// test compares with the search's reach
 /// (`SurfaceCollision::vertex_triangle_contact`), at most `SEARCH_REACH` times the largest
 /// thickness.
-pub(super) fn far_apart(
-    sc: &SurfaceCollision,
-    kept: &Kept,
-    pair: Pair,
-    floor: f32,
-    wander: &Wander,
-    slack: f32,
-) -> bool {
-    let [off, step] = pair_wander(sc, kept, pair, wander);
+pub(super) fn far_apart(sc: &SurfaceCollision, [off, step]: [f32; 2], floor: f32, slack: f32) -> bool {
     floor - (off + step) > SEARCH_REACH * sc.max_thickness() + slack
 }
 
-/// Whether the guard may pass over `pair` (floor and wander as in [`far_apart`], the wander of
-/// the step the guard checks): its features stay farther apart than the guard's gap throughout
+/// Whether the guard may pass over `pair` (its floor as in [`far_apart`] and the first half of
+/// its [`pair_wander`], `NaN` where unknown; the wander of the step the guard checks, whose first
+/// half is the search's): its features stay farther apart than the guard's gap throughout
 /// the step, by a margin that each step of `weft_geometry::proximity::may_touch`'s conservative
 /// advancement crosses at least 1/100 of, so that its answer, within its
 /// `MAX_ADVANCES` (200) steps, is no. Passing over it is then the same answer without the
@@ -395,12 +420,14 @@ pub(super) fn apart_through_step(
     sc: &SurfaceCollision,
     kept: &Kept,
     pair: Pair,
-    floor: f32,
+    [floor, off]: [f32; 2],
     wander: &Wander,
     slack: f32,
 ) -> bool {
     const { assert!(proximity::MAX_ADVANCES >= 200) };
-    let [off, step] = pair_wander(sc, kept, pair, wander);
+    // The first half of the wander depends on the step's start alone: the search's where known.
+    let [off, step] =
+        if off.is_nan() { pair_wander(sc, kept, pair, wander) } else { [off, pair_step(sc, pair, wander)] };
     // The distance through the step is at least `floor − off − step`; advancement moves on by
     // that less the gap over the relative motion, which is at most `step` (1 % for rounding).
     let margin = floor - (off + step) - sc.guard_gap() - slack;
@@ -435,11 +462,32 @@ pub(super) fn passed_over_stay_apart(
         })
 }
 
+/// Whether the guard of a step, its wander `wander` (with `slack`) and its positions within
+/// `moved` (m, rounding included) of the prediction the search scanned with the reach
+/// `scan_reach`, may pass over every pair the search proved too far apart for a contact
+/// ([`far_apart`]). Each such pair's floor less its wander at the prediction was above the
+/// reach; a feature moves in the guard's step at most its motion to the prediction and `moved`,
+/// so [`apart_through_step`]'s margin is at least `scan_reach − 2·moved − gap − slack`, and
+/// its motion at most the largest of the clusters' bounds of it. The cushion of twice the slack
+/// more and a ten-thousandth of the reach covers the rounding of both tests (a floor is at most
+/// the anchor's extent, which the slack is sized from).
+pub(super) fn far_stays_apart(
+    sc: &SurfaceCollision,
+    scan_reach: f32,
+    moved: f32,
+    wander: &Wander,
+    slack: f32,
+) -> bool {
+    let motion = wander.bound.iter().fold(0.0f32, |m, b| m.max(b[1]));
+    let margin = scan_reach * (1.0 - 1e-4) - 2.0 * moved - sc.guard_gap() - 3.0 * slack;
+    margin > 0.0 && 100.0 * margin >= 1.01 * motion * (1.0 + 1e-4) + slack
+}
+
 /// How much nearer the points of the features of `pair` can have come at the step's start than
 /// at the anchor (the most of each feature's points from their clusters' centres, summed over
 /// the two features, plus the most two of their clusters' centres have moved apart), and the
 /// most of each feature's motion in the step, summed (m).
-fn pair_wander(sc: &SurfaceCollision, kept: &Kept, pair: Pair, wander: &Wander) -> [f32; 2] {
+pub(super) fn pair_wander(sc: &SurfaceCollision, kept: &Kept, pair: Pair, wander: &Wander) -> [f32; 2] {
     let p = particles(sc, pair);
     let split = if pair.0 == PairKind::VertexTriangle { 1 } else { 2 };
     let w = &wander.particles;
@@ -463,6 +511,17 @@ fn pair_wander(sc: &SurfaceCollision, kept: &Kept, pair: Pair, wander: &Wander) 
         apart = apart.sqrt();
     }
     [most(a, 0) + most(b, 0) + apart, most(a, 1) + most(b, 1)]
+}
+
+/// The second half of [`pair_wander`] alone, the same bits: the most of each feature's motion
+/// in the step, summed (m).
+fn pair_step(sc: &SurfaceCollision, pair: Pair, wander: &Wander) -> f32 {
+    let p = particles(sc, pair);
+    let split = if pair.0 == PairKind::VertexTriangle { 1 } else { 2 };
+    let larger = |m: f32, v: f32| if v > m { v } else { m };
+    let most = |ids: &[u32]| ids.iter().fold(0.0f32, |m, &i| larger(m, wander.particles[i as usize][1]));
+    let (a, b) = p.split_at(split);
+    most(a) + most(b)
 }
 
 /// The length of `v` (m).

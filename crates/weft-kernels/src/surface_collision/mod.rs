@@ -70,10 +70,14 @@ pub(crate) struct Scratch {
     /// The scan's reach and per cluster its bounds (m; see `kept::far_by_home`), for the guard.
     scan_reach: f32,
     scanned: Vec<[f32; 2]>,
-    /// The search's candidate pairs, for the guard, and per pair its floor (m; `NaN`: none, see
-    /// `kept::Kept::floor`).
+    /// The search's candidate pairs, for the guard, and per pair its floor and how much nearer
+    /// its points can have come at the step's start than at the anchor (m; `NaN`: none, see
+    /// `kept::Kept::floor` and `kept::pair_wander`).
     pairs: Vec<Pair>,
-    pair_floors: Vec<f32>,
+    pair_floors: Vec<[f32; 2]>,
+    /// How many of `pairs` come first that the search did not prove too far apart for a
+    /// contact (`kept::far_apart`); the rest it did.
+    near_pairs: usize,
     /// The translation taken out of the boxes in this step (m).
     shift: [f32; 3],
     /// Every particle's predicted position (the `now` of the search).
@@ -275,6 +279,9 @@ struct GuardRound {
     floors_hold: bool,
     /// The slack of the wander test (m); `NaN` where the floors do not hold.
     slack: f32,
+    /// Whether the round may pass over the search's pairs it proved too far apart for a
+    /// contact (`kept::far_stays_apart`).
+    near_only: bool,
 }
 
 /// What a round of the guard reads to check a pair.
@@ -295,14 +302,14 @@ impl<'s> GuardCheck<'s> {
     }
 
     /// Adds the free particles of `pair` that moved in the step to `marked` if the pair may
-    /// touch during the step (`floor`: its kept floor, or `NaN`); 1 for a pair that may touch
-    /// with none to add, else 0.
-    fn check(&self, pair: Pair, floor: f32, marked: &mut Vec<u32>) -> u64 {
+    /// touch during the step (`floor`: its kept floor and the first half of its wander, each
+    /// `NaN` where unknown); 1 for a pair that may touch with none to add, else 0.
+    fn check(&self, pair: Pair, [floor, off]: [f32; 2], marked: &mut Vec<u32>) -> u64 {
         let (sc, prev, now, round) = (self.sc, self.prev, self.now, self.round);
         let p = particles(sc, pair);
         let touch = self.boxes.meet(pair, sc.guard_gap())
             && !(round.floors_hold
-                && kept::apart_through_step(sc, self.kept, pair, floor, self.wander, round.slack))
+                && kept::apart_through_step(sc, self.kept, pair, [floor, off], self.wander, round.slack))
             && sc.may_touch(pair.0, p, prev, now);
         if !touch {
             return 0;
@@ -353,7 +360,8 @@ fn guard_begin(sc: &SurfaceCollision, prev: &[Record], now: &[Record], s: &mut S
     // The kept pairs' floors hold for this step's anchor when the search scanned the kept pairs.
     let floors_hold = searched && s.covered;
     s.boxes.fill(sc, prev, now, shift);
-    let slack = if floors_hold { s.kept.wander(sc, prev, now, &mut s.wander) } else { f32::NAN };
+    // The step starts where the search's did: the wander at its start is the search's.
+    let slack = if floors_hold { s.kept.wander_in_step(sc, prev, now, &mut s.wander) } else { f32::NAN };
     let reuse = searched
         && 2.0 * farthest_from(sc.vertices(), now, &s.predicted) + gap <= 0.99 * sc.search_pad()
         && (!floors_hold || kept::passed_over_stay_apart(sc, &s.scanned, s.scan_reach, &s.wander, slack));
@@ -364,7 +372,16 @@ fn guard_begin(sc: &SurfaceCollision, prev: &[Record], now: &[Record], s: &mut S
     } else {
         GuardSource::Broad
     };
-    s.guard = GuardRound { source, floors_hold, slack };
+    let near_only = reuse
+        && floors_hold
+        && kept::far_stays_apart(
+            sc,
+            s.scan_reach,
+            farthest_from(sc.vertices(), now, &s.predicted),
+            &s.wander,
+            slack,
+        );
+    s.guard = GuardRound { source, floors_hold, slack, near_only };
 }
 
 /// A round's check of every pair, into `s.marked` (cleared first): item after item of
@@ -414,14 +431,14 @@ fn guard_check_item(
     chunk: &Chunk,
     marked: &mut Vec<u32>,
 ) -> u64 {
-    let mut mark = |(pair, floor): (Pair, f32)| check.check(pair, floor, marked);
+    let mut mark = |(pair, floor): (Pair, [f32; 2])| check.check(pair, floor, marked);
     match s.guard.source {
         GuardSource::Searched => {
-            let share = search::share(c, s.pairs.len());
+            let share = search::share(c, if s.guard.near_only { s.near_pairs } else { s.pairs.len() });
             let floors = s.pair_floors[share.clone()].iter().copied();
             s.pairs[share].iter().copied().zip(floors).map(&mut mark).sum()
         }
-        GuardSource::Kept => chunk.kept().map(&mut mark).sum(),
+        GuardSource::Kept => chunk.kept().map(|(pair, floor)| mark((pair, [floor, f32::NAN]))).sum(),
         GuardSource::Broad => 0,
     }
 }
@@ -453,7 +470,7 @@ fn guard_broad(sc: &SurfaceCollision, prev: &[Record], now: &[Record], s: &mut S
     let check = GuardCheck::new(sc, prev, now, s);
     let mut unresolved = 0;
     candidate_pairs(sc, &s.boxes, sc.guard_gap(), &mut grid, &mut near, |pair| {
-        unresolved += check.check(pair, f32::NAN, &mut marked);
+        unresolved += check.check(pair, [f32::NAN; 2], &mut marked);
     });
     (s.grids[0], s.near, s.marked) = (grid, near, marked);
     unresolved

@@ -16,7 +16,7 @@ use weft_core::surface_collision::{Contact, SEARCH_REACH, SurfaceCollision, comm
 use weft_geometry::Grid;
 use weft_geometry::proximity::PairKind;
 
-use super::kept::{KEEP_MARGIN, far_apart, far_by_home};
+use super::kept::{KEEP_MARGIN, far_apart, far_by_home, pair_wander};
 use super::{FeatureBoxes, MAX_CELLS, Pair, Scratch, SurfaceStats, particles};
 use crate::records::Record;
 
@@ -56,8 +56,11 @@ pub(crate) struct Chunk {
     run: Vec<(f32, u32)>,
     found: Vec<(u32, Contact)>,
     pairs: Vec<Pair>,
-    /// Per pair of `pairs`, its floor (m).
-    pair_floors: Vec<f32>,
+    /// Per pair of `pairs`, its floor and the first half of its wander (m, see `Scratch`).
+    pair_floors: Vec<[f32; 2]>,
+    /// The pairs the step found and proved too far apart for a contact, with theirs.
+    far_pairs: Vec<Pair>,
+    far_floors: Vec<[f32; 2]>,
     pairs_split: usize,
     contacts: Vec<Contact>,
     contacts_split: usize,
@@ -129,8 +132,10 @@ fn near_triangles(
 ) {
     let tris = sc.triangles();
     near.clear();
-    grid.for_each_in_box(&boxes.vertices[v as usize].grown(pad), |t| {
-        if !tris[t as usize].contains(&v) && boxes.meet((PairKind::VertexTriangle, v, t), pad) {
+    // `FeatureBoxes::meet`, the query's box grown once; the boxes first, which turn most away.
+    let grown = boxes.vertices[v as usize].grown(pad);
+    grid.for_each_in_box(&grown, |t| {
+        if grown.overlaps(&boxes.triangles[t as usize]) && !tris[t as usize].contains(&v) {
             near.push(t);
         }
     });
@@ -147,11 +152,14 @@ fn near_edges(
     let all = sc.edges();
     let a = all[e];
     near.clear();
-    grid.for_each_in_box(&boxes.edges[e].grown(pad), |f| {
-        let b = all[f as usize];
-        let pair = (PairKind::EdgeEdge, e as u32, f);
-        if f as usize > e && !a.contains(&b[0]) && !a.contains(&b[1]) && boxes.meet(pair, pad) {
-            near.push(f);
+    // As in `near_triangles`.
+    let grown = boxes.edges[e].grown(pad);
+    grid.for_each_in_box(&grown, |f| {
+        if f as usize > e && grown.overlaps(&boxes.edges[f as usize]) {
+            let b = all[f as usize];
+            if !a.contains(&b[0]) && !a.contains(&b[1]) {
+                near.push(f);
+            }
         }
     });
 }
@@ -198,6 +206,7 @@ pub(super) fn begin(sc: &SurfaceCollision, prev: &[Record], now: &[Record], s: &
     s.contacts.clear();
     s.pairs.clear();
     s.pair_floors.clear();
+    s.near_pairs = 0;
     s.shift = common_shift(sc.vertices(), prev, now);
     s.predicted.clear();
     s.predicted.extend_from_slice(now);
@@ -289,9 +298,10 @@ pub(super) fn prepare(sc: &SurfaceCollision, prev: &[Record], now: &[Record], s:
         let floors = &mut s.pair_floors;
         candidate_pairs(sc, &s.boxes, sc.search_pad(), &mut s.grids[0], &mut s.near, |pair| {
             pairs.push(pair);
-            floors.push(f32::NAN); // no floor: found without the kept pairs
+            floors.push([f32::NAN; 2]); // no floor: found without the kept pairs
             contacts.extend(contact(sc, pair, prev, now));
         });
+        s.near_pairs = s.pairs.len();
     }
 }
 
@@ -306,6 +316,8 @@ pub(super) fn scan_chunk(
 ) {
     chunk.pairs.clear();
     chunk.pair_floors.clear();
+    chunk.far_pairs.clear();
+    chunk.far_floors.clear();
     chunk.contacts.clear();
     (chunk.pairs_split, chunk.contacts_split) = (0, 0);
     if !s.covered {
@@ -337,9 +349,13 @@ pub(super) fn scan_chunk(
             if far_by_home(floor, bound, reach) {
                 continue;
             }
-            chunk.pairs.push(pair);
-            chunk.pair_floors.push(floor);
-            if !far_apart(sc, &s.kept, pair, floor, &s.wander, s.slack) {
+            let wander = pair_wander(sc, &s.kept, pair, &s.wander);
+            if far_apart(sc, wander, floor, s.slack) {
+                chunk.far_pairs.push(pair);
+                chunk.far_floors.push([floor, wander[0]]);
+            } else {
+                chunk.pairs.push(pair);
+                chunk.pair_floors.push([floor, wander[0]]);
                 chunk.found.extend(contact(sc, pair, prev, now).map(|c| (pair.2, c)));
             }
         }
@@ -352,7 +368,8 @@ pub(super) fn scan_chunk(
     }
 }
 
-/// Stage 5 (one work item): the chunks' candidate pairs and contacts in the fixed order.
+/// Stage 5 (one work item): the chunks' candidate pairs and contacts in the fixed order, the
+/// pairs proved too far apart for a contact after the others.
 pub(super) fn join(s: &mut Scratch, chunks: &[Chunk]) {
     if s.covered {
         for c in chunks {
@@ -364,6 +381,11 @@ pub(super) fn join(s: &mut Scratch, chunks: &[Chunk]) {
             s.pairs.extend_from_slice(&c.pairs[c.pairs_split..]);
             s.pair_floors.extend_from_slice(&c.pair_floors[c.pairs_split..]);
             s.contacts.extend_from_slice(&c.contacts[c.contacts_split..]);
+        }
+        s.near_pairs = s.pairs.len();
+        for c in chunks {
+            s.pairs.extend_from_slice(&c.far_pairs);
+            s.pair_floors.extend_from_slice(&c.far_floors);
         }
     }
     s.stats.contacts = s.contacts.len() as u64;
