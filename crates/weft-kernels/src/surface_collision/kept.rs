@@ -69,7 +69,7 @@ pub(super) struct Spread {
 }
 
 /// Each particle's wander in a step ([`Kept::wander`]), each cluster's centre, and per cluster
-/// the bounds of the wander of the kept pairs it is home to.
+/// what bounds the wander of the kept pairs it is home to ([`Wander::run_bound`]).
 #[derive(Debug, Default)]
 pub(super) struct Wander {
     /// Per particle: how far it is at the step's start from its anchor less the drift and its
@@ -80,14 +80,14 @@ pub(super) struct Wander {
     /// The largest magnitude of a coordinate of the drift, the centres, the step's start and
     /// the anchor (m): what the slack's rounding is sized from, with the step's end.
     most_at_start: f32,
-    /// Per cluster, at least the sum [`far_apart`] takes of any kept pair whose home
-    /// ([`Kept::home`]) it is, and at least that pair's motion in the step (m; see
-    /// [`Kept::bound_wander`]).
-    pub(super) bound: Vec<[f32; 2]>,
-    /// Per cluster, the most wander and motion of its points, and of `N(c)` with the farthest
-    /// centre (`Kept::bound_wander`'s scratch).
-    most: Vec<[f32; 2]>,
+    /// Per cluster `c`, with `N(c)` the clusters near it and itself: the most wander and motion
+    /// of a point of `N(c)`, and the farthest centre of `N(c)` from `c`'s (m; a `NaN` counted
+    /// as infinite; see [`Kept::bound_wander`]).
     near: Vec<[f32; 3]>,
+    /// The most motion of a point in the step (m, a `NaN` counted as infinite).
+    most_motion: f32,
+    /// Per cluster, the most wander and motion of its points (`Kept::bound_wander`'s scratch).
+    most: Vec<[f32; 2]>,
     spread: Spread,
 }
 
@@ -299,12 +299,8 @@ impl Kept {
         self.cluster[first as usize]
     }
 
-    /// Fills `wander.bound` from its particles and centres: per cluster `c`, with `N(c)` the
-    /// clusters near it and itself, twice the most wander from a centre in `N(c)`, plus twice the
-    /// farthest centre of `N(c)` from `c`'s (two points' clusters' centres are no farther apart),
-    /// plus twice the most motion in `N(c)`, all with 1/10,000 for rounding — at least
-    /// [`pair_wander`]'s sum of any kept pair at home in `c`; and twice the most motion, at least
-    /// its motion. A `NaN` counts as infinite (`max` would pass over it), so it proves nothing.
+    /// Fills `wander.near` and `wander.most_motion` from its particles and centres. A `NaN`
+    /// counts as infinite (`max` would pass over it), so it proves nothing.
     fn bound_wander(&self, sc: &SurfaceCollision, wander: &mut Wander) {
         let most = &mut wander.most;
         most.clear();
@@ -326,11 +322,29 @@ impl Kept {
                 near[e] = [near[e][0].max(most[f][0]), near[e][1].max(most[f][1]), near[e][2].max(far)];
             }
         }
-        const ROUNDING: f32 = 1.0 + 1e-4;
-        wander.bound.clear();
-        wander
-            .bound
-            .extend(near.iter().map(|m| [2.0 * (m[0] + m[2] + m[1]), 2.0 * m[1]].map(|x| x * ROUNDING)));
+        wander.most_motion = most.iter().fold(0.0, |m, c| m.max(c[1]));
+    }
+}
+
+/// 1 and the share of a bound of sums of wanders that covers their rounding.
+const ROUNDING: f32 = 1.0 + 1e-4;
+
+impl Wander {
+    /// At least [`pair_wander`]'s sum of any kept pair of the run of a first feature whose
+    /// particles are `first`, at home in cluster `home` (m): the most wander and motion of those
+    /// particles (the pair's first feature's, exactly), the most wander and motion in
+    /// `N(home)` (its second feature's points lie there, `Kept::home`), and twice the farthest
+    /// centre of `N(home)` from `home`'s (two points' clusters' centres are no farther apart), all
+    /// with 1/10,000 for rounding.
+    #[inline]
+    pub(super) fn run_bound(&self, home: u32, first: &[u32]) -> f32 {
+        let up = |x: f32| if x.is_nan() { f32::INFINITY } else { x };
+        let own = first.iter().fold([0.0f32; 2], |m, &i| {
+            let w = self.particles[i as usize];
+            [m[0].max(up(w[0])), m[1].max(up(w[1]))]
+        });
+        let [wander, motion, far] = self.near[home as usize];
+        (own[0] + own[1] + wander + motion + 2.0 * far) * ROUNDING
     }
 }
 
@@ -434,43 +448,25 @@ pub(super) fn apart_through_step(
     margin > 0.0 && 100.0 * margin >= 1.01 * step + slack
 }
 
-/// Whether a kept pair passes [`far_apart`] by its home's bound alone (`bound`, a cluster's
-/// `Wander::bound`, with `reach`, [`far_apart`]'s `SEARCH_REACH·h_max + slack`): its floor less
-/// the bound, which is at least the pair's sum, is farther than the reach (the subtraction
-/// rounds no higher than [`far_apart`]'s, so the answer implies its).
+/// Whether a kept pair passes [`far_apart`] by its run's bound alone (`bound`,
+/// [`Wander::run_bound`], with `reach`, [`far_apart`]'s `SEARCH_REACH·h_max + slack`): its floor
+/// (or any lower bound of its distance at the anchor) less the bound, which is at least the
+/// pair's sum, is farther than the reach (the subtraction rounds no higher than
+/// [`far_apart`]'s, so the answer implies its).
 #[inline]
-pub(super) fn far_by_home(floor: f32, bound: [f32; 2], reach: f32) -> bool {
-    floor - bound[0] > reach
-}
-
-/// Whether the guard of a step, its wander `wander` (with `slack`), may pass over every kept
-/// pair the step's search passed over by [`far_by_home`] with the bounds `scanned` and `reach`:
-/// each such pair's floor is above `reach` plus its home's scanned bound, so
-/// [`apart_through_step`]'s margin is at least `reach + scanned − bound − gap − slack` by the
-/// home's bounds (less 1/10,000 of the sum for rounding), which this tests per cluster.
-pub(super) fn passed_over_stay_apart(
-    sc: &SurfaceCollision,
-    scanned: &[[f32; 2]],
-    reach: f32,
-    wander: &Wander,
-    slack: f32,
-) -> bool {
-    scanned.len() == wander.bound.len()
-        && scanned.iter().zip(&wander.bound).all(|(s, b)| {
-            let margin = reach + s[0] - b[0] - sc.guard_gap() - slack - 1e-4 * (reach + s[0] + b[0]);
-            margin > 0.0 && 100.0 * margin >= 1.01 * b[1] + slack
-        })
+pub(super) fn far_by_bound(floor: f32, bound: f32, reach: f32) -> bool {
+    floor - bound > reach
 }
 
 /// Whether the guard of a step, its wander `wander` (with `slack`) and its positions within
 /// `moved` (m, rounding included) of the prediction the search scanned with the reach
-/// `scan_reach`, may pass over every pair the search proved too far apart for a contact
-/// ([`far_apart`]). Each such pair's floor less its wander at the prediction was above the
-/// reach; a feature moves in the guard's step at most its motion to the prediction and `moved`,
-/// so [`apart_through_step`]'s margin is at least `scan_reach − 2·moved − gap − slack`, and
-/// its motion at most the largest of the clusters' bounds of it. The cushion of twice the slack
-/// more and a ten-thousandth of the reach covers the rounding of both tests (a floor is at most
-/// the anchor's extent, which the slack is sized from).
+/// `scan_reach`, may pass over every kept pair the search passed over by [`far_by_bound`] or
+/// proved too far apart for a contact ([`far_apart`]). Each such pair's floor less its wander
+/// at the prediction was above the reach; a feature moves in the guard's step at most its
+/// motion to the prediction and `moved`, so [`apart_through_step`]'s margin is at least
+/// `scan_reach − 2·moved − gap − slack`, and its motion at most twice the most of a point. The
+/// cushion of twice the slack more and a ten-thousandth of the reach covers the rounding of
+/// both tests (a floor is at most the anchor's extent, which the slack is sized from).
 pub(super) fn far_stays_apart(
     sc: &SurfaceCollision,
     scan_reach: f32,
@@ -478,9 +474,9 @@ pub(super) fn far_stays_apart(
     wander: &Wander,
     slack: f32,
 ) -> bool {
-    let motion = wander.bound.iter().fold(0.0f32, |m, b| m.max(b[1]));
+    let motion = 2.0 * wander.most_motion * ROUNDING;
     let margin = scan_reach * (1.0 - 1e-4) - 2.0 * moved - sc.guard_gap() - 3.0 * slack;
-    margin > 0.0 && 100.0 * margin >= 1.01 * motion * (1.0 + 1e-4) + slack
+    margin > 0.0 && 100.0 * margin >= 1.01 * motion + slack
 }
 
 /// How much nearer the points of the features of `pair` can have come at the step's start than

@@ -7,7 +7,7 @@
 //! `weft_geometry`'s grid over the features' boxes, whose candidate pairs are kept from step to
 //! step (`kept`, see [`KEEP_MARGIN`]); a kept pair proven too far apart for a contact in a
 //! step skips the closest-point test (`kept::far_apart`; by its home cluster's bound alone,
-//! `kept::far_by_home`, it skips even the box test), and one proven to stay clear of the
+//! `kept::far_by_bound`, it skips even the box test), and one proven to stay clear of the
 //! guard's gap through the step skips the guard's (`kept::apart_through_step`).
 //!
 //! The pure functions ([`find_contacts`], [`project`], [`guard`]) run on whole slices; the
@@ -67,9 +67,8 @@ pub(crate) struct Scratch {
     covered: bool,
     /// The slack of the wander test (m; see `kept::far_apart`).
     slack: f32,
-    /// The scan's reach and per cluster its bounds (m; see `kept::far_by_home`), for the guard.
+    /// The scan's reach (m; see `kept::far_by_bound`), for the guard.
     scan_reach: f32,
-    scanned: Vec<[f32; 2]>,
     /// The search's candidate pairs, for the guard, and per pair its floor and how much nearer
     /// its points can have come at the step's start than at the anchor (m; `NaN`: none, see
     /// `kept::Kept::floor` and `kept::pair_wander`).
@@ -325,8 +324,8 @@ impl<'s> GuardCheck<'s> {
 /// round after round until no pair may touch. The pairs checked are those whose boxes (less the
 /// step's shift) meet with the guard's gap; they are the search's candidates while every
 /// particle is within `(search pad − gap)/2` of its prediction and the pairs the search set
-/// aside by their homes' bounds provably stay clear of the gap (`kept::passed_over_stay_apart`;
-/// so every such pair is one of them or would be passed over), else the kept pairs while they
+/// aside by their bounds provably stay clear of the gap (`kept::far_stays_apart`; so every such
+/// pair is one of them or would be passed over), else the kept pairs while they
 /// cover the step (the gap is under the search pad), else a broad phase finds them. The same
 /// pairs in any of the three ways, and what a round does with them depends on the set only (the
 /// particles to move back are sorted), so the result is too: the stepper checks the first
@@ -362,9 +361,11 @@ fn guard_begin(sc: &SurfaceCollision, prev: &[Record], now: &[Record], s: &mut S
     s.boxes.fill(sc, prev, now, shift);
     // The step starts where the search's did: the wander at its start is the search's.
     let slack = if floors_hold { s.kept.wander_in_step(sc, prev, now, &mut s.wander) } else { f32::NAN };
+    // How far the round's positions are from the search's prediction (none: no search).
+    let moved = if searched { farthest_from(sc.vertices(), now, &s.predicted) } else { f32::INFINITY };
     let reuse = searched
-        && 2.0 * farthest_from(sc.vertices(), now, &s.predicted) + gap <= 0.99 * sc.search_pad()
-        && (!floors_hold || kept::passed_over_stay_apart(sc, &s.scanned, s.scan_reach, &s.wander, slack));
+        && 2.0 * moved + gap <= 0.99 * sc.search_pad()
+        && (!floors_hold || kept::far_stays_apart(sc, s.scan_reach, moved, &s.wander, slack));
     let source = if reuse {
         GuardSource::Searched
     } else if searched && s.kept.covers(sc, prev, now, shift, &mut s.spread) {
@@ -372,15 +373,8 @@ fn guard_begin(sc: &SurfaceCollision, prev: &[Record], now: &[Record], s: &mut S
     } else {
         GuardSource::Broad
     };
-    let near_only = reuse
-        && floors_hold
-        && kept::far_stays_apart(
-            sc,
-            s.scan_reach,
-            farthest_from(sc.vertices(), now, &s.predicted),
-            &s.wander,
-            slack,
-        );
+    // The search's pairs it proved too far apart stay so with those it passed over.
+    let near_only = reuse && floors_hold;
     s.guard = GuardRound { source, floors_hold, slack, near_only };
 }
 

@@ -16,7 +16,7 @@ use weft_core::surface_collision::{Contact, SEARCH_REACH, SurfaceCollision, comm
 use weft_geometry::Grid;
 use weft_geometry::proximity::PairKind;
 
-use super::kept::{KEEP_MARGIN, far_apart, far_by_home, pair_wander};
+use super::kept::{KEEP_MARGIN, far_apart, far_by_bound, pair_wander};
 use super::{FeatureBoxes, MAX_CELLS, Pair, Scratch, SurfaceStats, particles};
 use crate::records::Record;
 
@@ -29,7 +29,7 @@ pub(crate) const SEARCH_CHUNKS: usize = 32;
 /// (its vertices, then its edges), each run the pairs of that feature (as the first, held once
 /// for the run; the pairs hold their second features) sorted by
 /// their box gap at the anchor, nearest first, so that a step reads each run only up to the
-/// first pair its bound proves too far (`super::kept::far_by_home`). The lists of a step hold
+/// first pair its bound proves too far (`super::kept::far_by_bound`). The lists of a step hold
 /// the vertex–triangle pairs first, then the edge–edge pairs, with the count of the first
 /// beside them.
 #[derive(Debug, Default)]
@@ -292,7 +292,6 @@ pub(super) fn prepare(sc: &SurfaceCollision, prev: &[Record], now: &[Record], s:
     if s.covered {
         s.slack = s.kept.wander(sc, prev, now, &mut s.wander);
         s.scan_reach = SEARCH_REACH * sc.max_thickness() + s.slack;
-        s.scanned.clone_from(&s.wander.bound);
     } else {
         let (contacts, pairs) = (&mut s.contacts, &mut s.pairs);
         let floors = &mut s.pair_floors;
@@ -323,22 +322,26 @@ pub(super) fn scan_chunk(
     if !s.covered {
         return;
     }
-    let (pad, reach, bounds) = (sc.search_pad(), s.scan_reach, &s.scanned);
+    let (pad, reach) = (sc.search_pad(), s.scan_reach);
     for f in 0..chunk.homes.len() {
         if f == chunk.vertex_count {
             (chunk.pairs_split, chunk.contacts_split) = (chunk.pairs.len(), chunk.contacts.len());
         }
-        let bound = bounds[chunk.homes[f] as usize];
         let (kind, first) = (chunk.kind(f), chunk.features[f]);
+        let own = match kind {
+            PairKind::VertexTriangle => &[first][..],
+            PairKind::EdgeEdge => &sc.edges()[first as usize][..],
+        };
+        let bound = s.wander.run_bound(chunk.homes[f], own);
         // `FeatureBoxes::meet` of the run's pairs, the first feature's box grown once.
         let (grown, seconds) = s.boxes.first_grown(kind, first, pad);
         for k in chunk.starts[f] as usize..chunk.starts[f + 1] as usize {
-            if far_by_home(chunk.gap[k], bound, reach) {
+            if far_by_bound(chunk.gap[k], bound, reach) {
                 break; // and every pair after it in the run, whose gap is no smaller
             }
             let second = chunk.second[k];
             // `NaN` (no floor yet) is never far.
-            if far_by_home(chunk.floor[k], bound, reach) || !grown.overlaps(&seconds[second as usize]) {
+            if far_by_bound(chunk.floor[k], bound, reach) || !grown.overlaps(&seconds[second as usize]) {
                 continue;
             }
             let pair = (kind, first, second);
@@ -346,7 +349,7 @@ pub(super) fn scan_chunk(
                 chunk.floor[k] = s.kept.floor(sc, pair);
             }
             let floor = chunk.floor[k];
-            if far_by_home(floor, bound, reach) {
+            if far_by_bound(floor, bound, reach) {
                 continue;
             }
             let wander = pair_wander(sc, &s.kept, pair, &s.wander);
