@@ -461,8 +461,9 @@ pub(super) fn far_by_bound(floor: f32, bound: f32, reach: f32) -> bool {
 /// Whether the guard of a step, its wander `wander` (with `slack`) and its positions within
 /// `moved` (m, rounding included) of the prediction the search scanned with the reach
 /// `scan_reach`, may pass over every kept pair the search passed over by [`far_by_bound`] or
-/// proved too far apart for a contact ([`far_apart`]). Each such pair's floor less its wander
-/// at the prediction was above the reach; a feature moves in the guard's step at most its
+/// proved too far apart for a contact ([`far_apart`]). Each such pair's floor (or any lower
+/// bound of its distance at the anchor: its gap) less its wander at the prediction was above
+/// the reach; a feature moves in the guard's step at most its
 /// motion to the prediction and `moved`, so [`apart_through_step`]'s margin is at least
 /// `scan_reach − 2·moved − gap − slack`, and its motion at most twice the most of a point. The
 /// cushion of twice the slack more and a ten-thousandth of the reach covers the rounding of

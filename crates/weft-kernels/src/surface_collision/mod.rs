@@ -69,14 +69,12 @@ pub(crate) struct Scratch {
     slack: f32,
     /// The scan's reach (m; see `kept::far_by_bound`), for the guard.
     scan_reach: f32,
-    /// The search's candidate pairs, for the guard, and per pair its floor and how much nearer
-    /// its points can have come at the step's start than at the anchor (m; `NaN`: none, see
+    /// The search's candidate pairs that it did not prove too far apart for a contact
+    /// (`kept::far_apart`), for the guard, and per pair its floor and how much nearer its points
+    /// can have come at the step's start than at the anchor (m; `NaN`: none, see
     /// `kept::Kept::floor` and `kept::pair_wander`).
     pairs: Vec<Pair>,
     pair_floors: Vec<[f32; 2]>,
-    /// How many of `pairs` come first that the search did not prove too far apart for a
-    /// contact (`kept::far_apart`); the rest it did.
-    near_pairs: usize,
     /// The translation taken out of the boxes in this step (m).
     shift: [f32; 3],
     /// Every particle's predicted position (the `now` of the search).
@@ -278,9 +276,6 @@ struct GuardRound {
     floors_hold: bool,
     /// The slack of the wander test (m); `NaN` where the floors do not hold.
     slack: f32,
-    /// Whether the round may pass over the search's pairs it proved too far apart for a
-    /// contact (`kept::far_stays_apart`).
-    near_only: bool,
 }
 
 /// What a round of the guard reads to check a pair.
@@ -373,9 +368,7 @@ fn guard_begin(sc: &SurfaceCollision, prev: &[Record], now: &[Record], s: &mut S
     } else {
         GuardSource::Broad
     };
-    // The search's pairs it proved too far apart stay so with those it passed over.
-    let near_only = reuse && floors_hold;
-    s.guard = GuardRound { source, floors_hold, slack, near_only };
+    s.guard = GuardRound { source, floors_hold, slack };
 }
 
 /// A round's check of every pair, into `s.marked` (cleared first): item after item of
@@ -428,7 +421,7 @@ fn guard_check_item(
     let mut mark = |(pair, floor): (Pair, [f32; 2])| check.check(pair, floor, marked);
     match s.guard.source {
         GuardSource::Searched => {
-            let share = search::share(c, if s.guard.near_only { s.near_pairs } else { s.pairs.len() });
+            let share = search::share(c, s.pairs.len());
             let floors = s.pair_floors[share.clone()].iter().copied();
             s.pairs[share].iter().copied().zip(floors).map(&mut mark).sum()
         }

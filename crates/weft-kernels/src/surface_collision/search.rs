@@ -51,16 +51,13 @@ pub(crate) struct Chunk {
     gap: Vec<f32>,
     /// Per kept pair, `Kept::floor` (m), `NaN` until a step first needs it.
     pub(super) floor: Vec<f32>,
-    /// A run's pairs with their gaps, sorted as they are kept; a run's contacts by second
-    /// feature, put in order as they are joined.
-    run: Vec<(f32, u32)>,
+    /// A run's pairs, each its gap and second feature in one key ([`run_key`]), sorted as they
+    /// are kept; a run's contacts by second feature, put in order as they are joined.
+    run: Vec<u64>,
     found: Vec<(u32, Contact)>,
     pairs: Vec<Pair>,
     /// Per pair of `pairs`, its floor and the first half of its wander (m, see `Scratch`).
     pair_floors: Vec<[f32; 2]>,
-    /// The pairs the step found and proved too far apart for a contact, with theirs.
-    far_pairs: Vec<Pair>,
-    far_floors: Vec<[f32; 2]>,
     pairs_split: usize,
     contacts: Vec<Contact>,
     contacts_split: usize,
@@ -206,7 +203,6 @@ pub(super) fn begin(sc: &SurfaceCollision, prev: &[Record], now: &[Record], s: &
     s.contacts.clear();
     s.pairs.clear();
     s.pair_floors.clear();
-    s.near_pairs = 0;
     s.shift = common_shift(sc.vertices(), prev, now);
     s.predicted.clear();
     s.predicted.extend_from_slice(now);
@@ -240,7 +236,7 @@ pub(super) fn rebuild_chunk(sc: &SurfaceCollision, s: &Scratch, c: usize, chunk:
     for &v in vertices {
         near_triangles(sc, (&s.boxes, s.reach, &s.grids[0]), v, near);
         run.clear();
-        run.extend(near.iter().map(|&t| (s.boxes.gap((PairKind::VertexTriangle, v, t)), t)));
+        run.extend(near.iter().map(|&t| run_key(s.boxes.gap((PairKind::VertexTriangle, v, t)), t)));
         keep_run(run, (&mut chunk.second, &mut chunk.gap, &mut chunk.starts));
         chunk.features.push(v);
         chunk.homes.push(s.kept.home(v));
@@ -248,7 +244,7 @@ pub(super) fn rebuild_chunk(sc: &SurfaceCollision, s: &Scratch, c: usize, chunk:
     for e in share(c, sc.edges().len()) {
         near_edges(sc, (&s.boxes, s.reach, &s.grids[1]), e, near);
         run.clear();
-        run.extend(near.iter().map(|&f| (s.boxes.gap((PairKind::EdgeEdge, e as u32, f)), f)));
+        run.extend(near.iter().map(|&f| run_key(s.boxes.gap((PairKind::EdgeEdge, e as u32, f)), f)));
         keep_run(run, (&mut chunk.second, &mut chunk.gap, &mut chunk.starts));
         chunk.features.push(e as u32);
         chunk.homes.push(s.kept.home(sc.edges()[e][0]));
@@ -258,13 +254,32 @@ pub(super) fn rebuild_chunk(sc: &SurfaceCollision, s: &Scratch, c: usize, chunk:
     chunk.floor.resize(chunk.second.len(), f32::NAN);
 }
 
-/// Appends one feature's run (its pairs' gaps and second features), sorted nearest first (then
-/// by second feature), to the kept pairs' second features and gaps, and its start to the starts.
-fn keep_run(run: &mut [(f32, u32)], (second, gap, starts): (&mut Vec<u32>, &mut Vec<f32>, &mut Vec<u32>)) {
-    run.sort_unstable_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
+/// Appends one feature's run (its pairs' [`run_key`]s), sorted nearest first (then by second
+/// feature), to the kept pairs' second features and gaps, and its start to the starts.
+fn keep_run(run: &mut [u64], (second, gap, starts): (&mut Vec<u32>, &mut Vec<f32>, &mut Vec<u32>)) {
+    run.sort_unstable();
     starts.push(second.len() as u32);
-    second.extend(run.iter().map(|&(_, b)| b));
-    gap.extend(run.iter().map(|&(g, _)| g));
+    for &key in run.iter() {
+        let (g, b) = from_run_key(key);
+        second.push(b);
+        gap.push(g);
+    }
+}
+
+/// The key that orders a kept pair in its run as `f32::total_cmp` of its gap (m), then its
+/// second feature, would: the gap's bits in the high half, turned so that unsigned integers
+/// compare as `total_cmp` does (negatives flipped whole, the rest above them).
+fn run_key(gap: f32, second: u32) -> u64 {
+    let bits = gap.to_bits();
+    let ordered = if bits >> 31 == 1 { !bits } else { bits | 1 << 31 };
+    u64::from(ordered) << 32 | u64::from(second)
+}
+
+/// The gap and second feature of a [`run_key`].
+fn from_run_key(key: u64) -> (f32, u32) {
+    let ordered = (key >> 32) as u32;
+    let bits = if ordered >> 31 == 1 { ordered & !(1 << 31) } else { !ordered };
+    (f32::from_bits(bits), key as u32)
 }
 
 impl Chunk {
@@ -300,7 +315,6 @@ pub(super) fn prepare(sc: &SurfaceCollision, prev: &[Record], now: &[Record], s:
             floors.push([f32::NAN; 2]); // no floor: found without the kept pairs
             contacts.extend(contact(sc, pair, prev, now));
         });
-        s.near_pairs = s.pairs.len();
     }
 }
 
@@ -315,8 +329,6 @@ pub(super) fn scan_chunk(
 ) {
     chunk.pairs.clear();
     chunk.pair_floors.clear();
-    chunk.far_pairs.clear();
-    chunk.far_floors.clear();
     chunk.contacts.clear();
     (chunk.pairs_split, chunk.contacts_split) = (0, 0);
     if !s.covered {
@@ -345,22 +357,21 @@ pub(super) fn scan_chunk(
                 continue;
             }
             let pair = (kind, first, second);
+            let wander = pair_wander(sc, &s.kept, pair, &s.wander);
+            // The gap is a floor too, and needs no closest points.
+            if far_apart(sc, wander, chunk.gap[k], s.slack) {
+                continue;
+            }
             if chunk.floor[k].is_nan() {
                 chunk.floor[k] = s.kept.floor(sc, pair);
             }
             let floor = chunk.floor[k];
-            if far_by_bound(floor, bound, reach) {
+            if far_apart(sc, wander, floor, s.slack) {
                 continue;
             }
-            let wander = pair_wander(sc, &s.kept, pair, &s.wander);
-            if far_apart(sc, wander, floor, s.slack) {
-                chunk.far_pairs.push(pair);
-                chunk.far_floors.push([floor, wander[0]]);
-            } else {
-                chunk.pairs.push(pair);
-                chunk.pair_floors.push([floor, wander[0]]);
-                chunk.found.extend(contact(sc, pair, prev, now).map(|c| (pair.2, c)));
-            }
+            chunk.pairs.push(pair);
+            chunk.pair_floors.push([floor, wander[0]]);
+            chunk.found.extend(contact(sc, pair, prev, now).map(|c| (pair.2, c)));
         }
         // The run's contacts in the fixed order: by second feature.
         chunk.found.sort_unstable_by_key(|&(b, _)| b);
@@ -384,11 +395,6 @@ pub(super) fn join(s: &mut Scratch, chunks: &[Chunk]) {
             s.pairs.extend_from_slice(&c.pairs[c.pairs_split..]);
             s.pair_floors.extend_from_slice(&c.pair_floors[c.pairs_split..]);
             s.contacts.extend_from_slice(&c.contacts[c.contacts_split..]);
-        }
-        s.near_pairs = s.pairs.len();
-        for c in chunks {
-            s.pairs.extend_from_slice(&c.far_pairs);
-            s.pair_floors.extend_from_slice(&c.far_floors);
         }
     }
     s.stats.contacts = s.contacts.len() as u64;
