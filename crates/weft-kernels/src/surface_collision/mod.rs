@@ -283,7 +283,10 @@ struct GuardCheck<'s> {
     sc: &'s SurfaceCollision,
     prev: &'s [Record],
     now: &'s [Record],
+    /// The step's boxes, filled for a round that does not take the search's pairs; such a
+    /// round, with few pairs to check, makes each pair's boxes (less `shift`) as it checks it.
     boxes: &'s FeatureBoxes,
+    shift: [f32; 3],
     kept: &'s kept::Kept,
     wander: &'s kept::Wander,
     round: GuardRound,
@@ -292,7 +295,7 @@ struct GuardCheck<'s> {
 impl<'s> GuardCheck<'s> {
     fn new(sc: &'s SurfaceCollision, prev: &'s [Record], now: &'s [Record], s: &'s Scratch) -> Self {
         let (boxes, kept, wander, round) = (&s.boxes, &s.kept, &s.wander, s.guard);
-        GuardCheck { sc, prev, now, boxes, kept, wander, round }
+        GuardCheck { sc, prev, now, boxes, shift: s.shift, kept, wander, round }
     }
 
     /// Adds the free particles of `pair` that moved in the step to `marked` if the pair may
@@ -301,7 +304,13 @@ impl<'s> GuardCheck<'s> {
     fn check(&self, pair: Pair, [floor, off]: [f32; 2], marked: &mut Vec<u32>) -> u64 {
         let (sc, prev, now, round) = (self.sc, self.prev, self.now, self.round);
         let p = particles(sc, pair);
-        let touch = self.boxes.meet(pair, sc.guard_gap())
+        let meet = match round.source {
+            GuardSource::Searched => {
+                SurfaceCollision::boxes_meet(pair.0, p, prev, now, self.shift, sc.guard_gap())
+            }
+            GuardSource::Kept | GuardSource::Broad => self.boxes.meet(pair, sc.guard_gap()),
+        };
+        let touch = meet
             && !(round.floors_hold
                 && kept::apart_through_step(sc, self.kept, pair, [floor, off], self.wander, round.slack))
             && sc.may_touch(pair.0, p, prev, now);
@@ -347,13 +356,12 @@ fn guard_into(
     (reverted, 0)
 }
 
-/// The start of a round of the guard of a step from `prev` to `now`: the step's boxes, and
-/// where the round finds its pairs (into `s.guard`).
+/// The start of a round of the guard of a step from `prev` to `now`: where the round finds its
+/// pairs (into `s.guard`), and the step's boxes where those are not the search's.
 fn guard_begin(sc: &SurfaceCollision, prev: &[Record], now: &[Record], s: &mut Scratch, searched: bool) {
     let (gap, shift) = (sc.guard_gap(), s.shift);
     // The kept pairs' floors hold for this step's anchor when the search scanned the kept pairs.
     let floors_hold = searched && s.covered;
-    s.boxes.fill(sc, prev, now, shift);
     // The step starts where the search's did: the wander at its start is the search's.
     let slack = if floors_hold { s.kept.wander_in_step(sc, prev, now, &mut s.wander) } else { f32::NAN };
     // How far the round's positions are from the search's prediction (none: no search).
@@ -368,6 +376,9 @@ fn guard_begin(sc: &SurfaceCollision, prev: &[Record], now: &[Record], s: &mut S
     } else {
         GuardSource::Broad
     };
+    if source != GuardSource::Searched {
+        s.boxes.fill(sc, prev, now, shift);
+    }
     s.guard = GuardRound { source, floors_hold, slack };
 }
 
