@@ -252,7 +252,8 @@ fn surface_bytes(model: &Model) -> u64 {
 
 /// Heap of the surface self-collision stage per vertex and edge that grows with how the cloth
 /// lies, in bytes: the pairs its search keeps between rebuilds (12 B each: the second feature,
-/// the box gap and the floor), the pairs a step scans (32 B each) and its contacts (104 B each),
+/// the box gap and the floor), the pairs a step's search cannot prove apart (40 B each) and its
+/// contacts (104 B each),
 /// each list's capacity up to twice its longest, and the cells its grids list. Nothing bounds
 /// these but the geometry: more layers within reach of each other keep more pairs. Measured as
 /// the resident peak of each shipped scene with surface self-collision less the same bake's

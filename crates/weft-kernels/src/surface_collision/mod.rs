@@ -6,9 +6,12 @@
 //! one work item each, so the result is the same bits for any thread count. The broad phase is
 //! `weft_geometry`'s grid over the features' boxes, whose candidate pairs are kept from step to
 //! step (`kept`, see [`KEEP_MARGIN`]); a kept pair proven too far apart for a contact in a
-//! step skips the closest-point test (`kept::far_apart`; by its home cluster's bound alone,
+//! step skips the closest-point test (`kept::far_apart`; by its run's bound alone,
 //! `kept::far_by_bound`, it skips even the box test), and one proven to stay clear of the
-//! guard's gap through the step skips the guard's (`kept::apart_through_step`).
+//! guard's gap through the step skips the guard's (`kept::apart_through_step`): while the
+//! guard's positions stay near the search's prediction, one bound proves that for every pair the
+//! search set aside (`kept::far_stays_apart`), so the guard checks only the pairs the search
+//! could not.
 //!
 //! The pure functions ([`find_contacts`], [`project`], [`guard`]) run on whole slices; the
 //! stepper wraps each in a phase. `weft-reference` finds the same contacts and guard pairs by
