@@ -485,13 +485,7 @@ pub(super) fn far_stays_apart(
 /// the two features, plus the most two of their clusters' centres have moved apart), and the
 /// most of each feature's motion in the step, summed (m).
 pub(super) fn pair_wander(sc: &SurfaceCollision, kept: &Kept, pair: Pair, wander: &Wander) -> [f32; 2] {
-    let p = particles(sc, pair);
-    let split = if pair.0 == PairKind::VertexTriangle { 1 } else { 2 };
-    let w = &wander.particles;
-    // Plain comparisons, not `f32::max`: the same answer (a NaN never replaces the running
-    // most), without the NaN handling on this per-pair path.
-    let larger = |m: f32, v: f32| if v > m { v } else { m };
-    let most = |ids: &[u32], j: usize| ids.iter().fold(0.0f32, |m, &i| larger(m, w[i as usize][j]));
+    let (p, split) = split_particles(sc, pair);
     let (a, b) = p.split_at(split);
     let cluster = |i: u32| kept.cluster[i as usize];
     let mut apart = 0.0f32;
@@ -507,18 +501,36 @@ pub(super) fn pair_wander(sc: &SurfaceCollision, kept: &Kept, pair: Pair, wander
         }
         apart = apart.sqrt();
     }
-    [most(a, 0) + most(b, 0) + apart, most(a, 1) + most(b, 1)]
+    [wander.most(a, 0) + wander.most(b, 0) + apart, wander.most(a, 1) + wander.most(b, 1)]
 }
 
 /// The second half of [`pair_wander`] alone, the same bits: the most of each feature's motion
 /// in the step, summed (m).
 fn pair_step(sc: &SurfaceCollision, pair: Pair, wander: &Wander) -> f32 {
-    let p = particles(sc, pair);
-    let split = if pair.0 == PairKind::VertexTriangle { 1 } else { 2 };
-    let larger = |m: f32, v: f32| if v > m { v } else { m };
-    let most = |ids: &[u32]| ids.iter().fold(0.0f32, |m, &i| larger(m, wander.particles[i as usize][1]));
+    let (p, split) = split_particles(sc, pair);
     let (a, b) = p.split_at(split);
-    most(a) + most(b)
+    wander.most(a, 1) + wander.most(b, 1)
+}
+
+/// The four particles of `pair`, and how many of them are its first feature's.
+fn split_particles(sc: &SurfaceCollision, pair: Pair) -> ([u32; 4], usize) {
+    (particles(sc, pair), if pair.0 == PairKind::VertexTriangle { 1 } else { 2 })
+}
+
+impl Wander {
+    /// The most of entry `j` (0: wander, 1: motion; m) of the particles `ids`.
+    #[inline]
+    fn most(&self, ids: &[u32], j: usize) -> f32 {
+        ids.iter().fold(0.0f32, |m, &i| larger(m, self.particles[i as usize][j]))
+    }
+}
+
+/// The larger of `m` and `v` by a plain comparison, not `f32::max`: the same answer where `m`
+/// is a running most (a `NaN` `v` never replaces it), without the `NaN` handling on per-pair
+/// paths.
+#[inline]
+fn larger(m: f32, v: f32) -> f32 {
+    if v > m { v } else { m }
 }
 
 /// The length of `v` (m).

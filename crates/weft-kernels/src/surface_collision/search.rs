@@ -382,8 +382,7 @@ pub(super) fn scan_chunk(
     }
 }
 
-/// Stage 5 (one work item): the chunks' candidate pairs and contacts in the fixed order, the
-/// pairs proved too far apart for a contact after the others.
+/// Stage 5 (one work item): the chunks' candidate pairs and contacts in the fixed order.
 pub(super) fn join(s: &mut Scratch, chunks: &[Chunk]) {
     if s.covered {
         for c in chunks {
