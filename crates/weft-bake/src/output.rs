@@ -13,12 +13,12 @@
 //! core the frames are written in line. Every figure comes from the copied positions, so the
 //! files are the same bytes either way, and the same for any thread count.
 //!
-//! Where the solver leaves a core free, the writing thread counts on a pool of one thread of its
-//! own; where the solver takes every core, the count runs on the solver's threads, in line,
-//! before the frame is handed over (counted on one thread beside a solver on every core, the
-//! count would take a core from it for the whole count and run at half the speed). The writes,
-//! copies into the system's file cache, stay on the writing thread either way: a solver thread
-//! waiting at a barrier leaves it the time.
+//! Where the solver leaves a core free, the writing thread measures (the count and the largest
+//! stretch) on a pool of one thread of its own; where the solver takes every core, both measures
+//! run on the solver's threads, in line, before the frame is handed over (measured on one thread
+//! beside a solver on every core, they would take a core from it, and a solver thread waiting
+//! at a barrier for the one put aside waits for the whole measure). The writes, copies into the
+//! system's file cache, stay on the writing thread either way.
 //!
 //! Measured (`weft bench --only bake`, ms per frame, medians of interleaved rounds, 2-core
 //! machine; 5-substep × 1-iteration rigid grids, PC2 written): see docs/performance.md, "Where a
@@ -33,7 +33,7 @@ use weft_core::model::ClothInfo;
 use weft_core::normals::vertex_normals;
 use weft_io::{CacheFormat, CacheWriter, StagedFile};
 
-use crate::stats::{Quality, stats_row};
+use crate::stats::{Quality, StretchEdges, stats_row};
 use crate::{BakeError, FrameStats};
 
 /// Position buffers a bake holds: the frame being captured and those handed to the writer and
@@ -91,7 +91,7 @@ pub(crate) struct Output {
     /// `stats.csv`.
     pub(crate) stats: StagedFile,
     quality: Quality,
-    /// One cloth's positions (its particles', or its render mesh's), reused from cache to cache.
+    /// One cloth's render mesh placed on its particles, reused from cache to cache.
     sample: Vec<P>,
     /// The vertex normals of a cloth with a render mesh, to place it, and their sums.
     normals: Vec<P>,
@@ -158,25 +158,26 @@ impl Output {
     }
 
     /// Writes `positions` to every cache: one sample. A cloth's render mesh is placed on its
-    /// particles here (see `weft_core::binding`), in parallel on the current pool.
+    /// particles here (see `weft_core::binding`), in parallel on the current pool, once for all
+    /// its caches; a cloth's particles are written from `positions` as they are.
     fn write_samples(&mut self, positions: &[P], cloths: &[ClothInfo]) -> Result<(), BakeError> {
-        let mut filled = None;
+        let mut placed = None;
         for cache in self.caches.iter_mut() {
             let cloth = &cloths[cache.cloth];
-            if filled != Some((cache.cloth, cache.render)) {
-                let particles = &positions[cloth.particles.clone()];
-                self.sample.clear();
-                match cloth.render.as_ref().filter(|_| cache.render) {
-                    None => self.sample.extend_from_slice(particles),
-                    Some(render) => {
+            let particles = &positions[cloth.particles.clone()];
+            let sample = match cloth.render.as_ref().filter(|_| cache.render) {
+                None => particles,
+                Some(render) => {
+                    if placed != Some(cache.cloth) {
                         vertex_normals(particles, &cloth.polygons, &mut self.normal_sums, &mut self.normals);
                         self.sample.resize(render.binding.len(), [0.0; 3]);
                         render.binding.place(particles, &cloth.triangles, &self.normals, &mut self.sample);
+                        placed = Some(cache.cloth);
                     }
+                    &self.sample[..]
                 }
-                filled = Some((cache.cloth, cache.render));
-            }
-            cache.writer.write_sample(&self.sample).map_err(|source| BakeError::Cache {
+            };
+            cache.writer.write_sample(sample).map_err(|source| BakeError::Cache {
                 cloth: cache.name.clone(),
                 format: cache.format,
                 source,
@@ -230,8 +231,11 @@ pub(crate) struct FrameWriter<'scope, 'env> {
     cloths: &'scope [ClothInfo],
     /// The pool of one thread that writes frames beside the solver (`None`: written in line).
     pool: Option<Arc<rayon::ThreadPool>>,
-    /// Whether the count runs on that thread (else on the solver's, in line).
-    count_beside: bool,
+    /// Whether the measures (the count and the largest stretch) run on that thread (else on the
+    /// solver's, in line).
+    measure_beside: bool,
+    /// The stretch edges, for the largest stretch measured in line.
+    stretch: Arc<StretchEdges>,
     /// The output when no thread is writing.
     parked: Option<Output>,
     /// The thread writing, while frames are handed to it.
@@ -247,7 +251,7 @@ pub(crate) struct FrameWriter<'scope, 'env> {
 impl<'scope, 'env> FrameWriter<'scope, 'env> {
     /// `output`, parked, writing the caches of `cloths` from the positions of `particles`
     /// particles: on a thread of `scope` beside a solver of `threads` threads when the machine
-    /// has more than one core, counting there when the solver leaves a core free (see the
+    /// has more than one core, measuring there when the solver leaves a core free (see the
     /// [module docs](self)), with [`BUFFERS`] buffers; in line with one.
     pub(crate) fn new(
         scope: &'scope Scope<'scope, 'env>,
@@ -271,7 +275,8 @@ impl<'scope, 'env> FrameWriter<'scope, 'env> {
             scope,
             cloths,
             pool: pool.map(Arc::new),
-            count_beside: threads < cores,
+            measure_beside: threads < cores,
+            stretch: output.quality.stretch_edges(),
             parked: Some(output),
             writing: None,
             spare: (0..buffers).map(|_| Vec::with_capacity(particles)).collect(),
@@ -299,11 +304,18 @@ impl<'scope, 'env> FrameWriter<'scope, 'env> {
     }
 
     /// Stage **emit**: hands `frame` to the writing thread (started if none is running), or
-    /// writes it here on a machine of one core. A count the writing thread would do on the
-    /// solver's threads is done here first, in line, with the output back from the thread.
+    /// writes it here on a machine of one core. The measures the writing thread would do on the
+    /// solver's threads are done here first, in line: the count with the output back from the
+    /// thread.
     pub(crate) fn emit(&mut self, mut frame: Frame) -> Result<(), BakeError> {
-        if frame.count && !self.count_beside {
-            self.settle()?.count(&mut frame);
+        if !self.measure_beside {
+            if frame.count {
+                self.settle()?.count(&mut frame);
+            }
+            if let Some(row) = frame.row.as_mut().filter(|_| frame.stretch) {
+                row.max_stretch = self.stretch.max_stretch(&frame.positions);
+                frame.stretch = false;
+            }
         }
         if self.pool.is_none() {
             self.settle()?;

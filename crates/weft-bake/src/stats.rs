@@ -9,7 +9,7 @@
 //! stretch (one pass over the stretch edges, a few per cent of a frame) and the substep counts are
 //! in every row.
 
-use std::sync::LazyLock;
+use std::sync::{Arc, LazyLock};
 
 use weft_core::Model;
 use weft_core::kinds::{Figure, KindId};
@@ -128,8 +128,7 @@ const QUALITY_COLUMNS: [&str; 6] = [
 /// stretch edges with their rest lengths, gathered once per bake, and the buffers of the
 /// measure, kept from frame to frame.
 pub struct Quality {
-    edges: Vec<[u32; 2]>,
-    rest: Vec<f32>,
+    stretch: Arc<StretchEdges>,
     positions: Vec<[f32; 3]>,
     intersections: weft_geometry::intersections::IntersectionCounter,
 }
@@ -143,17 +142,14 @@ impl Quality {
             let offset = c.particles.start as u32;
             triangles.extend(c.triangles.iter().map(|t| t.map(|i| i + offset)));
         }
-        let stretch = model.report().stretch;
-        let (mut edges, mut rest) = (Vec::with_capacity(stretch), Vec::with_capacity(stretch));
-        for (packed, _) in model.sets().distance.solve_order() {
-            let c = weft_core::kinds::distance::DistanceConstraint::from_packed(&packed);
-            if c.kind == weft_core::kinds::distance::DistanceKind::Stretch {
-                edges.push(c.particles);
-                rest.push(c.rest_length);
-            }
-        }
         let intersections = weft_geometry::intersections::IntersectionCounter::new(triangles);
-        Quality { edges, rest, positions: Vec::new(), intersections }
+        Quality { stretch: Arc::new(StretchEdges::new(model)), positions: Vec::new(), intersections }
+    }
+
+    /// The stretch edges the measure reads, shared (a bake's writer measures the largest
+    /// stretch in line, where the solver takes every core; see `crate::output`).
+    pub(crate) fn stretch_edges(&self) -> Arc<StretchEdges> {
+        Arc::clone(&self.stretch)
     }
 
     /// Triangles measured, over every cloth.
@@ -172,7 +168,7 @@ impl Quality {
     /// The largest stretch `|x_a − x_b|/L − 1` of a stretch edge at `positions` (m, one per
     /// particle of the model the measure was made for; 0 if none is longer than at rest).
     pub fn stretch(&self, positions: &[[f32; 3]]) -> f32 {
-        weft_geometry::stretch::max_stretch(positions, &self.edges, &self.rest)
+        self.stretch.max_stretch(positions)
     }
 
     /// The intersecting pairs of non-adjacent triangles at `positions` (m, one per particle of
@@ -186,6 +182,36 @@ impl Quality {
     pub fn measure(&mut self, model: &Model) -> (u64, f32) {
         copy_positions(model, &mut self.positions);
         (self.intersections.count(&self.positions), self.stretch(&self.positions))
+    }
+}
+
+/// Every cloth's stretch edges (model indices, in the distance constraints' solve order) and
+/// their rest lengths (m): what the largest stretch of a row is measured over.
+#[derive(Debug)]
+pub(crate) struct StretchEdges {
+    edges: Vec<[u32; 2]>,
+    rest: Vec<f32>,
+}
+
+impl StretchEdges {
+    /// The stretch edges of `model` as built. The lists are sized up front (see [`Quality::new`]).
+    fn new(model: &Model) -> Self {
+        let stretch = model.report().stretch;
+        let (mut edges, mut rest) = (Vec::with_capacity(stretch), Vec::with_capacity(stretch));
+        for (packed, _) in model.sets().distance.solve_order() {
+            let c = weft_core::kinds::distance::DistanceConstraint::from_packed(&packed);
+            if c.kind == weft_core::kinds::distance::DistanceKind::Stretch {
+                edges.push(c.particles);
+                rest.push(c.rest_length);
+            }
+        }
+        StretchEdges { edges, rest }
+    }
+
+    /// The largest stretch `|x_a − x_b|/L − 1` of an edge at `positions` (m; 0 if none is longer
+    /// than at rest), in parallel on the current pool (the same value for any pool).
+    pub(crate) fn max_stretch(&self, positions: &[[f32; 3]]) -> f32 {
+        weft_geometry::stretch::max_stretch(positions, &self.edges, &self.rest)
     }
 }
 

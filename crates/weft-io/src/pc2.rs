@@ -129,8 +129,9 @@ impl CacheWriter for Pc2Writer {
     fn write_sample(&mut self, positions: &[[f32; 3]]) -> io::Result<()> {
         self.check.next(positions)?;
         self.buffer.clear();
-        for c in positions.iter().flatten() {
-            self.buffer.extend_from_slice(&c.to_le_bytes());
+        self.buffer.resize(positions.len() * 12, 0);
+        for (bytes, c) in self.buffer.chunks_exact_mut(4).zip(positions.iter().flatten()) {
+            bytes.copy_from_slice(&c.to_le_bytes());
         }
         write_all(&mut self.out, &self.buffer, &self.path)?;
         self.writeback.wrote(self.out.get_ref(), self.buffer.len());
