@@ -23,16 +23,20 @@
 //! (q − q₀)`, where `q₀` is the point with `q`'s barycentric coordinates on the triangle at the
 //! start of the step. Then contacts are projected once more without adding to `depth`.
 //!
-//! Closest points: the candidate with the smallest distance, the lowest index on ties; a triangle
-//! whose normal has no length (collapsed) is skipped. There is no SIMD instantiation: each
-//! particle has its own number of candidates, so lanes would diverge; the reference twin is
-//! `weft-reference`'s `mesh_collider`, which tests every triangle.
+//! Closest points: the candidate with the smallest distance, the first on ties; a triangle whose
+//! normal has no length (collapsed) is skipped. Each particle has its own number of candidates,
+//! so particles would diverge as lanes; a particle's candidates are lanes instead ([`nearest`]:
+//! eight triangles' closest points side by side, each lane the bits of the scalar
+//! [`closest_point`], which stays the documented form and the property tests' twin). The
+//! reference twin is `weft-reference`'s `mesh_collider`, which tests every triangle.
 
 use std::sync::Arc;
 
 use weft_core::mesh_collider::{MeshCollider, MeshPose, Normals, query_box};
 
-use crate::lane::{V3, add3, dot3, scale3, sub3};
+use wide::f32x8;
+
+use crate::lane::{Real, SIMD_WIDTH as LANES, V3, add3, dot3, scale3, sub3};
 use crate::records::Record;
 use crate::schedule::add_record;
 use crate::shared::SharedSlice;
@@ -103,15 +107,84 @@ pub fn closest_point(p: V3<f32>, [a, b, c]: [V3<f32>; 3]) -> (V3<f32>, [f32; 3],
         return (a, [1.0, 0.0, 0.0], 0);
     }
     let v = unit_interval(vb / area2);
-    let w = (vc / area2).max(0.0).min(1.0 - v);
+    let w = at_most(at_least_zero(vc / area2), 1.0 - v);
     (add3(a, add3(scale3(ab, v), scale3(ac, w))), [1.0 - v - w, v, w], 6)
+}
+
+/// [`closest_point`] of `p` to [`LANES`] triangles at once, one per lane, without a branch:
+/// every Voronoi region's point is made, and each lane takes the one [`closest_point`]'s tests
+/// choose, in their order, with the same operations, so each lane's point, coordinates and
+/// feature (as a float) are [`closest_point`]'s bits (a property test holds them to it).
+fn closest_points(p: V3<f32x8>, [a, b, c]: [V3<f32x8>; 3]) -> (V3<f32x8>, [f32x8; 3], f32x8) {
+    let (zero, one) = (f32x8::splat(0.0), f32x8::splat(1.0));
+    let ge = |x: f32x8, y: f32x8| y.le(x);
+    let and = <f32x8 as Real>::and;
+    let (ab, ac, ap) = (sub3(b, a), sub3(c, a), sub3(p, a));
+    let (d1, d2) = (dot3(ab, ap), dot3(ac, ap));
+    let bp = sub3(p, b);
+    let (d3, d4) = (dot3(ab, bp), dot3(ac, bp));
+    let vc = d1 * d4 - d3 * d2;
+    let cp = sub3(p, c);
+    let (d5, d6) = (dot3(ab, cp), dot3(ac, cp));
+    let vb = d5 * d2 - d1 * d6;
+    let va = d3 * d6 - d5 * d4;
+    let n = [ab[1] * ac[2] - ab[2] * ac[1], ab[2] * ac[0] - ab[0] * ac[2], ab[0] * ac[1] - ab[1] * ac[0]];
+    let area2 = dot3(n, n);
+    // The face, then each earlier test's region over it, the first test last.
+    let v = unit_interval(vb / area2);
+    let w = at_most(at_least_zero(vc / area2), one - v);
+    let mut out = (add3(a, add3(scale3(ab, v), scale3(ac, w))), [one - v - w, v, w], f32x8::splat(6.0));
+    let pick =
+        |mask: f32x8, region: (V3<f32x8>, [f32x8; 3], f32), out: &mut (V3<f32x8>, [f32x8; 3], f32x8)| {
+            out.0 = std::array::from_fn(|k| mask.select(region.0[k], out.0[k]));
+            out.1 = std::array::from_fn(|k| mask.select(region.1[k], out.1[k]));
+            out.2 = mask.select(f32x8::splat(region.2), out.2);
+        };
+    let corner_a = (a, [one, zero, zero], 0.0);
+    let degenerate = !ge(area2, f32x8::splat(f32::MIN_POSITIVE)); // a NaN too
+    pick(degenerate, corner_a, &mut out);
+    let bc = sub3(c, b);
+    let w = unit_interval((d4 - d3) / dot3(bc, bc));
+    pick(
+        and(and(va.le(zero), ge(d4 - d3, zero)), ge(d5 - d6, zero)),
+        (add3(b, scale3(bc, w)), [zero, one - w, w], 4.0),
+        &mut out,
+    );
+    let w = unit_interval(d2 / dot3(ac, ac));
+    pick(
+        and(and(vb.le(zero), ge(d2, zero)), d6.le(zero)),
+        (add3(a, scale3(ac, w)), [one - w, zero, w], 5.0),
+        &mut out,
+    );
+    pick(and(ge(d6, zero), d5.le(d6)), (c, [zero, zero, one], 2.0), &mut out);
+    let v = unit_interval(d1 / dot3(ab, ab));
+    pick(
+        and(and(vc.le(zero), ge(d1, zero)), d3.le(zero)),
+        (add3(a, scale3(ab, v)), [one - v, v, zero], 3.0),
+        &mut out,
+    );
+    pick(and(ge(d3, zero), d4.le(d3)), (b, [zero, one, zero], 1.0), &mut out);
+    pick(and(d1.le(zero), d2.le(zero)), corner_a, &mut out);
+    out
 }
 
 /// `v` clamped to `[0, 1]`, NaN to 0: far from a triangle, rounding may put a closest point's
 /// coordinates outside their range, or make them 0/0; the point stays on the triangle.
-#[allow(clippy::manual_clamp)] // `clamp` keeps a NaN, which must become 0 here
-fn unit_interval(v: f32) -> f32 {
-    v.max(0.0).min(1.0)
+fn unit_interval<R: Real>(v: R) -> R {
+    at_most(at_least_zero(v), R::splat(1.0))
+}
+
+/// `v` where it is above 0, else `+0` (a NaN too): by comparison, so that every lane and the
+/// scalar form agree on `−0` (`f32::max` leaves the sign of a zero to the platform).
+#[inline(always)]
+fn at_least_zero<R: Real>(v: R) -> R {
+    R::select(v.gt(R::splat(0.0)), v, R::splat(0.0))
+}
+
+/// `v` where it is at most `limit`, else `limit` (a NaN `v` too).
+#[inline(always)]
+fn at_most<R: Real>(v: R, limit: R) -> R {
+    R::select(v.le(limit), v, limit)
 }
 
 /// The closest point of a mesh's candidate triangles to a particle.
@@ -133,6 +206,11 @@ fn corners(vertices: &[[f32; 3]], t: [u32; 3]) -> [V3<f32>; 3] {
 
 /// The candidate (of `candidates`, triangles of `mesh` over `vertices` with pseudo-normals
 /// `normals`) closest to `x`; `None` if every candidate is collapsed or there is none.
+///
+/// The candidates are taken [`LANES`] at a time, their closest points made side by side
+/// (`closest_points`); then each group's lanes are read in candidate order, as one candidate
+/// after another: a collapsed triangle is passed over, and a candidate replaces the best so far
+/// only if it is strictly nearer, so that ties keep the first.
 pub fn nearest(
     mesh: &MeshCollider,
     vertices: &[[f32; 3]],
@@ -140,24 +218,44 @@ pub fn nearest(
     candidates: &[u32],
     x: V3<f32>,
 ) -> Option<Nearest> {
-    let mut best: Option<(f32, Nearest)> = None;
-    for &t in candidates {
-        let [a, b, c] = corners(vertices, mesh.triangles[t as usize]);
+    let p = x.map(f32x8::splat);
+    let mut best: Option<(f32, Nearest, u8)> = None;
+    for group in candidates.chunks(LANES) {
+        // Corner `i`'s coordinate `k` of lane `l`'s triangle in `lanes[i][k][l]`; the lanes past
+        // the group's end repeat its last triangle and are not read.
+        let mut lanes = [[[0.0f32; LANES]; 3]; 3];
+        for l in 0..LANES {
+            let t = group[l.min(group.len() - 1)];
+            for (i, corner) in corners(vertices, mesh.triangles[t as usize]).iter().enumerate() {
+                for k in 0..3 {
+                    lanes[i][k][l] = corner[k];
+                }
+            }
+        }
+        let [a, b, c] = lanes.map(|corner| corner.map(f32x8::new));
         let (e1, e2) = (sub3(b, a), sub3(c, a));
         let cross =
             [e1[1] * e2[2] - e1[2] * e2[1], e1[2] * e2[0] - e1[0] * e2[2], e1[0] * e2[1] - e1[1] * e2[0]];
-        if dot3(cross, cross) <= MIN_AREA2 {
-            continue;
-        }
-        let (q, bary, feature) = closest_point(x, [a, b, c]);
-        let u = sub3(x, q);
-        let d2 = dot3(u, u);
-        if best.is_none_or(|(b2, _)| d2 < b2) {
-            let normal = normals.of(mesh.triangle_edges(), &mesh.triangles, t as usize, feature);
-            best = Some((d2, Nearest { point: q, bary, triangle: t, normal }));
+        let collapsed = dot3(cross, cross).le(f32x8::splat(MIN_AREA2)).to_bitmask();
+        let (q, bary, feature) = closest_points(p, [a, b, c]);
+        let u = sub3(p, q);
+        let d2 = dot3(u, u).to_array();
+        let (q, bary, feature) = (q.map(f32x8::to_array), bary.map(f32x8::to_array), feature.to_array());
+        for (l, &t) in group.iter().enumerate() {
+            let nearer = best.as_ref().is_none_or(|(b2, ..)| d2[l] < *b2);
+            if collapsed & (1 << l) != 0 || !nearer {
+                continue;
+            }
+            let point = [q[0][l], q[1][l], q[2][l]];
+            let nearest =
+                Nearest { point, bary: [bary[0][l], bary[1][l], bary[2][l]], triangle: t, normal: [0.0; 3] };
+            best = Some((d2[l], nearest, feature[l] as u8));
         }
     }
-    best.map(|(_, n)| n)
+    best.map(|(_, mut n, feature)| {
+        n.normal = normals.of(mesh.triangle_edges(), &mesh.triangles, n.triangle as usize, feature);
+        n
+    })
 }
 
 /// The side (`±1`) of the particle at `prev` relative to the candidates on the mesh at the start
@@ -466,5 +564,114 @@ mod tests {
         // back (|r_t| = 0.01 ≤ μs·depth).
         let (x, _) = friction(&mesh, &pose, &[0, 1], 1.0, [0.11, 0.101, 0.0], [0.1, 0.001, 0.0], 0.1);
         assert!((x[0] - 0.1).abs() < 1e-6 && (x[1] - 0.101).abs() < 1e-6, "{x:?}");
+    }
+
+    /// A coordinate: on a coarse lattice (corners that coincide, edges that line up, exact
+    /// ties, signed zeros), anywhere in a few metres, tiny, or far away.
+    fn coordinate() -> impl proptest::strategy::Strategy<Value = f32> {
+        use proptest::prelude::*;
+        prop_oneof![
+            (-3i32..=3).prop_map(|v| v as f32 * 0.5),
+            Just(-0.0f32),
+            -2.0f32..2.0,
+            -1e-30f32..1e-30,
+            -1e9f32..1e9,
+        ]
+    }
+
+    fn point() -> impl proptest::strategy::Strategy<Value = V3<f32>> {
+        [coordinate(), coordinate(), coordinate()]
+    }
+
+    /// The scalar `nearest` as it was before the lanes: one candidate after another.
+    fn nearest_one_by_one(
+        mesh: &MeshCollider,
+        vertices: &[[f32; 3]],
+        normals: &Normals,
+        candidates: &[u32],
+        x: V3<f32>,
+    ) -> Option<Nearest> {
+        let mut best: Option<(f32, Nearest)> = None;
+        for &t in candidates {
+            let [a, b, c] = corners(vertices, mesh.triangles[t as usize]);
+            let (e1, e2) = (sub3(b, a), sub3(c, a));
+            let cross =
+                [e1[1] * e2[2] - e1[2] * e2[1], e1[2] * e2[0] - e1[0] * e2[2], e1[0] * e2[1] - e1[1] * e2[0]];
+            if dot3(cross, cross) <= MIN_AREA2 {
+                continue;
+            }
+            let (q, bary, feature) = closest_point(x, [a, b, c]);
+            let u = sub3(x, q);
+            let d2 = dot3(u, u);
+            if best.is_none_or(|(b2, _)| d2 < b2) {
+                let normal = normals.of(mesh.triangle_edges(), &mesh.triangles, t as usize, feature);
+                best = Some((d2, Nearest { point: q, bary, triangle: t, normal }));
+            }
+        }
+        best.map(|(_, n)| n)
+    }
+
+    /// Bits, with every NaN as one.
+    fn bits(v: &[f32]) -> Vec<u32> {
+        v.iter().map(|x| if x.is_nan() { u32::MAX } else { x.to_bits() }).collect()
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(2000))]
+        /// Each lane of `closest_points` is `closest_point` of its triangle, bit for bit.
+        #[test]
+        fn closest_points_in_lanes_are_the_scalar_ones(
+            p in point(),
+            triangles in proptest::collection::vec([point(), point(), point()], LANES),
+        ) {
+            let lanes = |i: usize| -> V3<f32x8> {
+                std::array::from_fn(|k| f32x8::new(std::array::from_fn(|l| triangles[l][i][k])))
+            };
+            let (q, bary, feature) = closest_points(p.map(f32x8::splat), [lanes(0), lanes(1), lanes(2)]);
+            let (q, bary, feature) = (q.map(f32x8::to_array), bary.map(f32x8::to_array), feature.to_array());
+            for (l, t) in triangles.iter().enumerate() {
+                let (sq, sbary, sfeature) = closest_point(p, *t);
+                let lane = [q[0][l], q[1][l], q[2][l], bary[0][l], bary[1][l], bary[2][l]];
+                let scalar = [sq[0], sq[1], sq[2], sbary[0], sbary[1], sbary[2]];
+                proptest::prop_assert_eq!(bits(&lane), bits(&scalar), "lane {}: {:?}", l, t);
+                proptest::prop_assert_eq!(feature[l], f32::from(sfeature));
+            }
+        }
+
+        /// `nearest` over lanes picks what the candidates one by one pick, with the same bits:
+        /// meshes of 1 to 20 triangles over a few vertices (collapsed ones among them), every
+        /// triangle a candidate, some twice.
+        #[test]
+        fn nearest_in_lanes_is_nearest_one_by_one(
+            x in point(),
+            vertices in proptest::collection::vec(point(), 3..9),
+            picks in proptest::collection::vec(([0usize..9, 0usize..9, 0usize..9], 0usize..20), 1..21),
+        ) {
+            let n = vertices.len();
+            // Three distinct corners (coinciding positions still collapse a triangle).
+            let distinct = |[i, j, k]: [usize; 3]| {
+                let a = i % n;
+                let b = (a + 1 + j % (n - 1)) % n;
+                let c = (0..n).filter(|&v| v != a && v != b).nth(k % (n - 2)).unwrap();
+                [a, b, c].map(|v| v as u32)
+            };
+            let triangles: Vec<[u32; 3]> = picks.iter().map(|&(t, _)| distinct(t)).collect();
+            let Ok(mesh) = MeshCollider::new(&MeshColliderDesc {
+                triangles: triangles.clone(),
+                frames: vec![vertices.clone()],
+                frame_interval: 1.0,
+                ..MeshColliderDesc::default()
+            }) else {
+                return Ok(()); // coordinates too large for a mesh collider
+            };
+            let pose = mesh.sample(0.0, 0.0);
+            let candidates: Vec<u32> = picks.iter().map(|&(_, c)| (c % triangles.len()) as u32).collect();
+            let lanes = nearest(&mesh, &pose.end, &pose.end_normals, &candidates, x);
+            let one = nearest_one_by_one(&mesh, &pose.end, &pose.end_normals, &candidates, x);
+            let flat = |n: Option<Nearest>| n.map(|n| {
+                (bits(&[n.point[0], n.point[1], n.point[2], n.bary[0], n.bary[1], n.bary[2]]), n.triangle, bits(&n.normal))
+            });
+            proptest::prop_assert_eq!(flat(lanes), flat(one));
+        }
     }
 }
