@@ -108,11 +108,12 @@ pub fn model_bytes(model: &Model) -> u64 {
 /// the boxes; and the poses a step places it in: one for a mesh that never moves, three for one
 /// that does (the last still one, the one being placed, the end of the last moving step), each
 /// with per triangle a box, a face normal and about 1.5 edge normals (54 B) and per vertex its
-/// positions at the start and end of the step and their normals (48 B).
+/// positions at the start and end of the step and their normals (48 B), and per vertex its place
+/// at the anchor of the mesh's reach (12 B).
 fn mesh_bytes(mesh: &MeshCollider) -> u64 {
     let poses = if mesh.frames.len() > 1 || mesh.keys.len() > 1 { 3 } else { 1 };
     let (triangles, vertices) = (mesh.triangles.len() as u64, mesh.vertex_count() as u64);
-    frame_bytes(mesh) + triangles * (24 + 24 + 80) + poses * (triangles * 54 + vertices * 48)
+    frame_bytes(mesh) + triangles * (24 + 24 + 80) + poses * (triangles * 54 + vertices * 48) + vertices * 12
 }
 
 /// Bytes of the model's collision settings: per particle the self-collision thickness, friction
@@ -218,7 +219,8 @@ fn output_bytes(model: &Model, caches: usize) -> u64 {
 /// What stepping the frames holds, in bytes: per particle the step's displacement and the
 /// self-collision search's predicted position (16 B each, the latter kept even when no particle
 /// takes part), the wind's force with aerodynamic triangles (16 B) and a push per collider (4 B
-/// each); the self-collision search per member; and, baking to a tolerance, the snapshot a frame
+/// each), and per particle and mesh collider the triangles it keeps between steps
+/// ([`MESH_KEPT_BYTES`]); the self-collision search per member; and, baking to a tolerance, the snapshot a frame
 /// is stepped again from and the measure of its stretch with its copy of the positions.
 fn stepper_bytes(model: &Model) -> u64 {
     let record = (RECORD * size_of::<f32>()) as u64;
@@ -231,9 +233,15 @@ fn stepper_bytes(model: &Model) -> u64 {
     };
     tolerance
         + particles * (2 * record + wind + colliders * 4)
+        + particles * model.report().mesh_colliders as u64 * MESH_KEPT_BYTES
         + model.self_collision().members().len() as u64 * SELF_COLLISION_BYTES_PER_MEMBER
         + surface_bytes(model)
 }
+
+/// Bytes per particle and mesh collider of the triangles the particle keeps between steps: the
+/// box they were found in, its drift and anchor (40 B), and two lists of kept triangles (the
+/// step's and the last's, 4 B per triangle and their starts) at up to 4 triangles each.
+const MESH_KEPT_BYTES: u64 = 40 + 2 * (4 + 4 * 4);
 
 /// What the surface self-collision stage holds through a bake, in bytes (0 when no cloth has
 /// it): per particle its predicted position, box, anchor, cluster and wander (68 B); per

@@ -35,6 +35,18 @@
 //! with a BVH (`weft_geometry::bvh`), built at the first step and refit (not rebuilt) at every
 //! later one; the list is filtered by the exact box test and sorted, so it is exactly the
 //! brute-force list whatever the tree looks like (the reference solver tests every triangle).
+//!
+//! **Reach.** The solver need not ask the BVH every step: a particle may keep the triangles of a
+//! larger box, its query box grown by the mesh's [`Reach::margin`], and take its candidates from
+//! those while the step's query box, grown by how far the mesh has moved since, still lies in the
+//! larger one. How far the mesh has moved is measured from an *anchor*, the vertices at the end
+//! of some earlier step: [`Reach::drift`] is the farthest any vertex of the step's pose (at its
+//! start or its end) is from its place at the anchor, along any axis. A triangle's swept box now
+//! lies within its swept box of any earlier step, grown by the sum of the two steps' drifts, so a
+//! triangle whose box meets the query box now met the larger box then, and the candidates
+//! taken from the kept ones are the BVH's, exactly. The anchor moves to the step's end when the
+//! drift passes half the margin; each anchor has an [`Reach::epoch`] no other anchor of the
+//! process had, and kept triangles count only under the anchor they were found under.
 
 use std::sync::Arc;
 
@@ -164,6 +176,36 @@ struct Broadphase {
     still: Option<(Pose, FramesAt, Arc<MeshPose>)>,
     /// The time (s), vertices and pseudo-normals at the end of the last moving step.
     last_end: Option<(f64, Vec<[f32; 3]>, Normals)>,
+    /// The vertices at the anchor (module docs, "Reach"), and the reach of the last step.
+    anchor: Vec<[f32; 3]>,
+    reach: Reach,
+    /// Whether the last step's pose was the still one kept in `still`.
+    last_still: bool,
+}
+
+/// How far a mesh has moved since its anchor (module docs, "Reach"), for the solver to keep a
+/// particle's candidate triangles over several steps.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct Reach {
+    /// Names the anchor: no other anchor of this process has it (`0`: none yet).
+    pub epoch: u64,
+    /// The farthest any vertex of the step's pose, at its start or its end, is from its place at
+    /// the anchor, along any axis, in m.
+    pub drift: f64,
+    /// How far beyond a particle's query box its kept triangles are found, in m.
+    pub margin: f32,
+}
+
+/// The margin of a mesh's [`Reach`] in thicknesses: the larger, the more triangles a particle
+/// keeps and the longer it keeps them.
+pub const REACH_MARGIN: f32 = 1.0;
+
+/// The farthest (m, along any axis) a point of `b` is from the point of `a` with its index.
+fn farthest(a: &[[f32; 3]], b: &[[f32; 3]]) -> f64 {
+    a.iter()
+        .zip(b)
+        .flat_map(|(p, q)| (0..3).map(move |k| (f64::from(p[k]) - f64::from(q[k])).abs()))
+        .fold(0.0, f64::max)
 }
 
 impl Clone for Broadphase {
@@ -479,24 +521,52 @@ impl MeshCollider {
     /// end of the previous step when that ended at `t0` (the same numbers, computed once). A
     /// still pose is shared with the cache, not copied.
     pub fn prepare(&mut self, t0: f64, t1: f64) -> Arc<MeshPose> {
-        let pose = if self.still(t0, t1) {
+        let still = self.still(t0, t1);
+        let (pose, again) = if still {
             let key = (pose_at(&self.keys, t1), self.frames_at(t1));
             match &self.broadphase.still {
-                Some((p, f, pose)) if (*p, *f) == key => Arc::clone(pose),
+                Some((p, f, pose)) if (*p, *f) == key => (Arc::clone(pose), true),
                 _ => {
                     let pose = Arc::new(self.sample(t0, t1));
                     self.broadphase.still = Some((key.0, key.1, Arc::clone(&pose)));
-                    pose
+                    (pose, false)
                 }
             }
         } else {
             let known = self.broadphase.last_end.take().filter(|(t, ..)| *t == t0).map(|(_, v, n)| (v, n));
             let pose = self.sample_from(t0, t1, known);
             self.broadphase.last_end = Some((t1, pose.end.clone(), pose.end_normals.clone()));
-            Arc::new(pose)
+            (Arc::new(pose), false)
         };
         self.refit(&pose);
+        // The still pose of the last step again: its drift is the same.
+        if !(again && self.broadphase.last_still) {
+            self.follow(&pose);
+        }
+        self.broadphase.last_still = still;
         pose
+    }
+
+    /// The [`Reach`] of the last step [`MeshCollider::prepare`]d (an epoch of `0` before the
+    /// first).
+    pub fn reach(&self) -> Reach {
+        self.broadphase.reach
+    }
+
+    /// Measures `pose`'s drift from the anchor, moving the anchor to its end first when the
+    /// drift would pass half the margin (or there is none).
+    fn follow(&mut self, pose: &MeshPose) {
+        let b = &mut self.broadphase;
+        let margin = REACH_MARGIN * self.thickness;
+        let drift = |anchor: &[[f32; 3]]| farthest(anchor, &pose.start).max(farthest(anchor, &pose.end));
+        let kept = b.reach.epoch != 0 && b.anchor.len() == pose.end.len();
+        let mut d = if kept { drift(&b.anchor) } else { f64::INFINITY };
+        if d.is_nan() || d > 0.5 * f64::from(margin) {
+            b.anchor.clone_from(&pose.end);
+            b.reach.epoch = crate::self_collision::DataKey::fresh().get();
+            d = drift(&b.anchor);
+        }
+        b.reach = Reach { drift: d, margin, ..b.reach };
     }
 
     /// Brings the BVH up to `pose`'s boxes: built the first time, refit afterwards (unless the

@@ -2,7 +2,9 @@
 //! as team phases.
 //!
 //! Each step, after the prediction, every free particle gets its candidate triangles of every
-//! mesh (the BVH query of [`MeshCollider::candidates`]) and its **side**: with `q` the point of
+//! mesh (those of the BVH query of [`MeshCollider::candidates`], taken from the triangles the
+//! particle keeps between steps while the mesh's reach proves them the same, see
+//! `weft_core::mesh_collider`, "Reach") and its **side**: with `q` the point of
 //! the candidates closest to `x_prev` on the mesh at the start of the step and `n` the
 //! pseudo-normal there (see `weft_core::mesh_collider`), `side = −1` if `(x_prev − q)·n < 0`,
 //! else `+1`. A particle without
@@ -33,6 +35,7 @@
 use std::sync::Arc;
 
 use weft_core::mesh_collider::{MeshCollider, MeshPose, Normals, query_box};
+use weft_geometry::Aabb;
 
 use wide::f32x8;
 
@@ -40,6 +43,7 @@ use crate::lane::{Real, SIMD_WIDTH as LANES, V3, add3, dot3, scale3, sub3};
 use crate::records::Record;
 use crate::schedule::add_record;
 use crate::shared::SharedSlice;
+use crate::stepper::refill;
 use crate::team::Team;
 
 /// Particles per work item of a mesh phase: smaller than the other phases' chunks, because
@@ -367,6 +371,90 @@ pub(crate) struct ChunkContacts {
     triangles: Vec<u32>,
     /// Side per (particle, mesh): ±1, or 0 for no contact.
     side: Vec<f32>,
+    /// The triangles each (particle, mesh) keeps between steps.
+    kept: Kept,
+}
+
+/// The triangles each (particle, mesh) of a chunk keeps from one step to the next (see
+/// `weft_core::mesh_collider`, "Reach"): those whose swept boxes met `reach`, the query box of
+/// the step they were found in grown by the mesh's margin, under the anchor `epoch`, at `drift`.
+#[derive(Debug, Default, Clone)]
+struct Kept {
+    reach: Vec<Aabb>,
+    drift: Vec<f64>,
+    /// `0`: nothing kept.
+    epoch: Vec<u64>,
+    /// `triangles[start[k]..start[k + 1]]`: pair `k`'s triangles, ascending.
+    start: Vec<u32>,
+    triangles: Vec<u32>,
+    /// The lists being made for the next step.
+    next_start: Vec<u32>,
+    next_triangles: Vec<u32>,
+}
+
+impl Kept {
+    /// Starts a step of `pairs` pairs (everything forgotten if the chunk had another count).
+    fn begin(&mut self, pairs: usize) {
+        if self.epoch.len() != pairs {
+            self.reach.resize(pairs, Aabb::new([0.0; 3], [0.0; 3]));
+            self.drift.resize(pairs, 0.0);
+            refill(&mut self.epoch, pairs, 0);
+            refill(&mut self.start, pairs + 1, 0);
+            self.triangles.clear();
+        }
+        self.next_start.clear();
+        self.next_start.push(0);
+        self.next_triangles.clear();
+    }
+
+    /// Appends to `out` the triangles of `mesh` in `pose` whose swept boxes meet `query`,
+    /// ascending: those of `mesh.candidates`, taken from the kept ones of `pair` while they
+    /// cover the query, else found anew with the mesh's margin and kept.
+    fn candidates(
+        &mut self,
+        pair: usize,
+        query: &Aabb,
+        (mesh, pose): (&MeshCollider, &MeshPose),
+        out: &mut Vec<u32>,
+    ) {
+        let reach = mesh.reach();
+        let from = self.next_triangles.len();
+        if self.epoch[pair] == reach.epoch && covers(&self.reach[pair], query, self.drift[pair] + reach.drift)
+        {
+            let kept = self.start[pair] as usize..self.start[pair + 1] as usize;
+            self.next_triangles.extend_from_slice(&self.triangles[kept]);
+        } else {
+            let grown = query.grown(reach.margin);
+            mesh.candidates(pose, &grown, &mut self.next_triangles);
+            (self.reach[pair], self.drift[pair], self.epoch[pair]) = (grown, reach.drift, reach.epoch);
+        }
+        self.next_start.push(self.next_triangles.len() as u32);
+        let boxes = &pose.boxes;
+        out.extend(self.next_triangles[from..].iter().filter(|&&t| boxes[t as usize].overlaps(query)));
+    }
+
+    /// Forgets what `pair` kept (a particle that looks for no contact this step).
+    fn forget(&mut self, pair: usize) {
+        self.epoch[pair] = 0;
+        self.next_start.push(self.next_triangles.len() as u32);
+    }
+
+    /// Ends the step: the lists made become the kept ones.
+    fn finish(&mut self) {
+        std::mem::swap(&mut self.start, &mut self.next_start);
+        std::mem::swap(&mut self.triangles, &mut self.next_triangles);
+    }
+}
+
+/// Whether `query` grown by `drift` (m) lies in `reach`, with room for the rounding of the
+/// sums (`false` where a number is not finite).
+fn covers(reach: &Aabb, query: &Aabb, drift: f64) -> bool {
+    (0..3).all(|k| {
+        let (lo, hi) = (f64::from(query.min[k]), f64::from(query.max[k]));
+        let (rlo, rhi) = (f64::from(reach.min[k]), f64::from(reach.max[k]));
+        let d = drift + 1e-12 * (drift + lo.abs().max(hi.abs()).max(rlo.abs()).max(rhi.abs()));
+        lo - d >= rlo && hi + d <= rhi
+    })
 }
 
 impl ChunkContacts {
@@ -426,17 +514,20 @@ impl MeshArrays<'_> {
             k.triangles.clear();
             k.side.clear();
             k.start.push(0);
+            k.kept.begin(x.len() * self.meshes.len());
             for (r, p) in x.iter().zip(prev) {
                 let p = xyz(*p);
                 for (mesh, pose) in self.meshes.iter().zip(self.poses) {
-                    let from = k.triangles.len();
-                    if let Some(query) = query_box(p, xyz(*r), mesh.thickness).filter(|_| r[3] > 0.0) {
-                        mesh.candidates(pose, &query, &mut k.triangles);
+                    let (from, pair) = (k.triangles.len(), k.side.len());
+                    match query_box(p, xyz(*r), mesh.thickness).filter(|_| r[3] > 0.0) {
+                        Some(query) => k.kept.candidates(pair, &query, (mesh, pose), &mut k.triangles),
+                        None => k.kept.forget(pair),
                     }
                     k.side.push(side(mesh, pose, &k.triangles[from..], p));
                     k.start.push(k.triangles.len() as u32);
                 }
             }
+            k.kept.finish();
         });
     }
 
@@ -564,6 +655,69 @@ mod tests {
         // back (|r_t| = 0.01 ≤ μs·depth).
         let (x, _) = friction(&mesh, &pose, &[0, 1], 1.0, [0.11, 0.101, 0.0], [0.1, 0.001, 0.0], 0.1);
         assert!((x[0] - 0.1).abs() < 1e-6 && (x[1] - 0.101).abs() < 1e-6, "{x:?}");
+    }
+
+    #[test]
+    fn kept_triangles_give_the_bvh_candidates() {
+        // A 12 × 12 wavy sheet of triangles that ripples, slides and comes back over 1 s (a step of 2 ms), and
+        // particles wandering over it at speeds from still to several thicknesses a step: the
+        // candidates taken from the kept triangles are the tree's, step after step, while more
+        // steps keep them than not.
+        let n = 12;
+        let frame = |phase: f32, slide: f32| -> Vec<[f32; 3]> {
+            (0..n * n)
+                .map(|i| {
+                    let (x, z) = ((i % n) as f32 * 0.1, (i / n) as f32 * 0.1);
+                    [x + slide, 0.05 * (7.0 * x + phase).sin() * (5.0 * z).cos(), z]
+                })
+                .collect()
+        };
+        let triangles = (0..(n - 1) * (n - 1))
+            .flat_map(|c| {
+                let (i, j) = ((c % (n - 1)) as u32, (c / (n - 1)) as u32);
+                let v = |a: u32, b: u32| (j + b) * n as u32 + i + a;
+                [[v(0, 0), v(1, 0), v(1, 1)], [v(0, 0), v(1, 1), v(0, 1)]]
+            })
+            .collect();
+        let mut mesh = MeshCollider::new(&MeshColliderDesc {
+            triangles,
+            frames: vec![frame(0.0, 0.0), frame(2.0, 0.3), frame(0.5, 0.0)],
+            frame_interval: 0.5,
+            thickness: 0.01,
+            ..MeshColliderDesc::default()
+        })
+        .unwrap();
+        let mut seed = 7u32;
+        let mut rnd = || {
+            seed = seed.wrapping_mul(1_664_525).wrapping_add(1_013_904_223);
+            (seed >> 8) as f32 / (1u32 << 24) as f32 - 0.5
+        };
+        let mut x: Vec<[f32; 3]> = (0..64).map(|_| [0.6 + rnd(), 0.1 * rnd(), 0.6 + rnd()]).collect();
+        let mut kept = Kept::default();
+        let (h, mut fresh, mut taken) = (0.002, 0, 0);
+        for step in 0..600 {
+            let pose = mesh.prepare(step as f64 * h, (step + 1) as f64 * h);
+            let anchors = |kept: &Kept| (kept.epoch.clone(), kept.reach.clone());
+            let before = anchors(&kept);
+            kept.begin(x.len());
+            for (i, p) in x.iter_mut().enumerate() {
+                let speed = [0.0, 0.001, 0.01, 0.05][i % 4];
+                let prev = *p;
+                *p = std::array::from_fn(|k| p[k] + speed * rnd());
+                let query = query_box(prev, *p, mesh.thickness).unwrap();
+                let (mut ours, mut tree) = (vec![9], vec![9]);
+                kept.candidates(i, &query, (&mesh, &pose), &mut ours);
+                mesh.candidates(&pose, &query, &mut tree);
+                assert_eq!(ours, tree, "step {step}, particle {i}");
+            }
+            kept.finish();
+            let after = anchors(&kept);
+            let found = (0..x.len())
+                .filter(|&i| before.0.get(i) != Some(&after.0[i]) || before.1.get(i) != Some(&after.1[i]))
+                .count();
+            (fresh, taken) = (fresh + found, taken + x.len() - found);
+        }
+        assert!(taken > fresh, "kept {taken} times, found anew {fresh} times");
     }
 
     /// A coordinate: on a coarse lattice (corners that coincide, edges that line up, exact

@@ -192,7 +192,7 @@ struct Scratch {
 }
 
 /// `v` holding `len` copies of `value`, in its own capacity where it fits.
-fn refill<T: Clone>(v: &mut Vec<T>, len: usize, value: T) {
+pub(crate) fn refill<T: Clone>(v: &mut Vec<T>, len: usize, value: T) {
     v.clear();
     v.resize(len, value);
 }
