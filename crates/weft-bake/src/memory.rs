@@ -220,8 +220,9 @@ fn output_bytes(model: &Model, caches: usize) -> u64 {
 /// self-collision search's predicted position (16 B each, the latter kept even when no particle
 /// takes part), the wind's force with aerodynamic triangles (16 B) and a push per collider (4 B
 /// each), and per particle and mesh collider the triangles it keeps between steps
-/// ([`MESH_KEPT_BYTES`]); the self-collision search per member; and, baking to a tolerance, the snapshot a frame
-/// is stepped again from and the measure of its stretch with its copy of the positions.
+/// ([`MESH_KEPT_BYTES`]); the self-collision search per member; and, baking to a tolerance, the
+/// snapshot a frame is stepped again from and the measure of its stretch with its copy of the
+/// positions.
 fn stepper_bytes(model: &Model) -> u64 {
     let record = (RECORD * size_of::<f32>()) as u64;
     let particles = model.particles().len() as u64;

@@ -561,10 +561,11 @@ impl MeshCollider {
         let drift = |anchor: &[[f32; 3]]| farthest(anchor, &pose.start).max(farthest(anchor, &pose.end));
         let kept = b.reach.epoch != 0 && b.anchor.len() == pose.end.len();
         let mut d = if kept { drift(&b.anchor) } else { f64::INFINITY };
-        if d.is_nan() || d > 0.5 * f64::from(margin) {
+        if d > 0.5 * f64::from(margin) {
             b.anchor.clone_from(&pose.end);
             b.reach.epoch = crate::self_collision::DataKey::fresh().get();
-            d = drift(&b.anchor);
+            // The end is the anchor now: the start alone is away from it.
+            d = farthest(&b.anchor, &pose.start);
         }
         b.reach = Reach { drift: d, margin, ..b.reach };
     }

@@ -659,10 +659,10 @@ mod tests {
 
     #[test]
     fn kept_triangles_give_the_bvh_candidates() {
-        // A 12 × 12 wavy sheet of triangles that ripples, slides and comes back over 1 s (a step of 2 ms), and
-        // particles wandering over it at speeds from still to several thicknesses a step: the
-        // candidates taken from the kept triangles are the tree's, step after step, while more
-        // steps keep them than not.
+        // A 12 × 12 wavy sheet of triangles that ripples, slides and comes back over 1 s (steps
+        // of 2 ms), and particles wandering over it at speeds from still to several thicknesses a
+        // step: the candidates taken from the kept triangles are the tree's, step after step,
+        // while more steps keep them than not.
         let n = 12;
         let frame = |phase: f32, slide: f32| -> Vec<[f32; 3]> {
             (0..n * n)
