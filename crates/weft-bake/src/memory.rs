@@ -219,7 +219,7 @@ fn output_bytes(model: &Model, caches: usize) -> u64 {
 /// What stepping the frames holds, in bytes: per particle the step's displacement and the
 /// self-collision search's predicted position (16 B each, the latter kept even when no particle
 /// takes part), the wind's force with aerodynamic triangles (16 B) and a push per collider (4 B
-/// each), and per particle and mesh collider the triangles it keeps between steps
+/// each), per aerodynamic triangle its force (12 B), and per particle and mesh collider the triangles it keeps between steps
 /// ([`MESH_KEPT_BYTES`]); the self-collision search per member; and, baking to a tolerance, the
 /// snapshot a frame is stepped again from and the measure of its stretch with its copy of the
 /// positions.
@@ -234,6 +234,7 @@ fn stepper_bytes(model: &Model) -> u64 {
     };
     tolerance
         + particles * (2 * record + wind + colliders * 4)
+        + model.aero().triangles.len() as u64 * size_of::<[f32; 3]>() as u64
         + particles * model.report().mesh_colliders as u64 * MESH_KEPT_BYTES
         + model.self_collision().members().len() as u64 * SELF_COLLISION_BYTES_PER_MEMBER
         + surface_bytes(model)

@@ -2,13 +2,13 @@
 //! lift from the cloth's velocity relative to the wind, accumulated per particle in a fixed order,
 //! as one phase of the step's team before the prediction.
 //!
-//! The phase runs over chunks of [`AERO_CHUNK`] particles.
-//! Each free particle sums a third of the force of each of its triangles, in triangle order; a
-//! triangle's force is computed by each of its corners (three times, on the same inputs, so with
-//! the same bits) instead of once into a shared per-triangle buffer, which keeps the pass a single
-//! phase with no scratch memory. It runs once per step, not per iteration. Pinned particles get no
-//! force (the prediction ignores it). The split depends only on the model, so the forces are
-//! bit-identical for any thread count.
+//! Two phases: each triangle's force, once, into a buffer of one force per triangle (chunks of
+//! [`AERO_TRIANGLE_CHUNK`] triangles); then each free particle, in chunks of [`AERO_CHUNK`],
+//! sums a third of the force of each of its triangles, in triangle order. (Each corner computing
+//! its triangles' forces itself, three times over, kept it one phase without a buffer but cost
+//! the garment example a tenth of its step.) It runs once per step, not per iteration. Pinned
+//! particles get no force (the prediction ignores it). The split depends only on the model, so
+//! the forces are bit-identical for any thread count.
 
 use std::ops::Deref;
 
@@ -22,6 +22,9 @@ use crate::team::{self, Team};
 /// each particle computes the forces of its six or so triangles (a garment of 1,388 particles is
 /// six items, not two of 1,024 and 364).
 pub const AERO_CHUNK: usize = 256;
+
+/// Triangles per work item of the triangles' phase.
+pub const AERO_TRIANGLE_CHUNK: usize = 512;
 
 /// Drag plus lift on triangle `t` (N), from positions `x` and velocities `v` at the start of the
 /// step and the wind `wind` (m/s); zero for a triangle with no area, no velocity through the
@@ -65,32 +68,41 @@ pub fn triangle_force(aero: &AeroModel, x: &[Record], v: &[Record], wind: [f32; 
 
 /// Writes the aerodynamic force on every particle (N, `[x, y, z, 0]`) into `forces`, at time
 /// `time` (s), from the positions and velocities at the start of the step (a `SharedSlice` or a
-/// plain slice each, read whole by every work item), as one phase of `team`.
+/// plain slice each, read whole by every work item), as two phases of `team`: every triangle's
+/// force into `triangle_forces` (N), then every particle's sum (module docs).
 ///
 /// # Panics
-/// If `forces` does not hold one record per particle.
-pub(crate) fn force_phase<X>(
+/// If `forces` does not hold one record per particle, or `triangle_forces` one force per
+/// triangle of `aero`.
+pub(crate) fn force_phases<X>(
     team: &Team<'_>,
     aero: &AeroModel,
-    positions: X,
-    velocities: X,
+    (positions, velocities): (X, X),
+    triangle_forces: SharedSlice<'_, [f32; 3]>,
     forces: SharedSlice<'_, Record>,
     time: f64,
 ) where
-    X: Part,
+    X: Part + Copy,
     for<'p> X::Out<'p>: Deref<Target = [Record]>,
 {
     let wind = wind_at(&aero.wind, time);
-    let len = forces.len();
-    let parts = (forces.chunks_mut(AERO_CHUNK), positions, velocities);
-    team.for_each_chunk(len.div_ceil(AERO_CHUNK), parts, |_, c, (out, x, v)| {
+    let (len, triangles) = (forces.len(), triangle_forces.len());
+    assert_eq!(triangles, aero.triangles.len(), "one force per aerodynamic triangle");
+    let parts = (triangle_forces.chunks_mut(AERO_TRIANGLE_CHUNK), positions, velocities);
+    team.for_each_chunk(triangles.div_ceil(AERO_TRIANGLE_CHUNK), parts, |_, c, (out, x, v)| {
         let (x, v) = (&*x, &*v);
         assert!(x.len() == len && v.len() == len, "one position and velocity per force");
-        for (f, i) in out.iter_mut().zip(c * AERO_CHUNK..((c + 1) * AERO_CHUNK).min(len)) {
+        for (f, t) in out.iter_mut().zip(c * AERO_TRIANGLE_CHUNK..) {
+            *f = triangle_force(aero, x, v, wind, t);
+        }
+    });
+    let parts = (forces.chunks_mut(AERO_CHUNK), triangle_forces, positions);
+    team.for_each_chunk(len.div_ceil(AERO_CHUNK), parts, |_, c, (out, per_triangle, x)| {
+        for (f, i) in out.iter_mut().zip(c * AERO_CHUNK..) {
             let mut sum = [0.0f32; 3];
             if x[i][3] > 0.0 {
                 for &t in aero.incident(i) {
-                    let ft = triangle_force(aero, x, v, wind, t as usize);
+                    let ft = per_triangle[t as usize];
                     sum = std::array::from_fn(|k| sum[k] + ft[k] / 3.0);
                 }
             }
@@ -112,7 +124,9 @@ pub fn forces(aero: &AeroModel, positions: &[Record], velocities: &[Record], tim
         return out;
     }
     assert_eq!(aero.incidence_start.len(), positions.len() + 1, "the aerodynamics belong to another model");
-    let shared = SharedSlice::new(&mut out);
-    team::run(|team| force_phase(team, aero, positions, velocities, shared, time), |(), ()| ());
+    let mut per_triangle = vec![[0.0; 3]; aero.triangles.len()];
+    let (shared, triangles) = (SharedSlice::new(&mut out), SharedSlice::new(&mut per_triangle));
+    let state = (positions, velocities);
+    team::run(|team| force_phases(team, aero, state, triangles, shared, time), |(), ()| ());
     out
 }

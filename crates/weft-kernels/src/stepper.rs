@@ -171,6 +171,8 @@ struct Scratch {
     displacement: Vec<Record>,
     /// The wind's force on each particle (N), or empty without wind.
     forces: Vec<Record>,
+    /// The wind's force on each aerodynamic triangle (N).
+    triangle_forces: Vec<[f32; 3]>,
     /// The colliders at their poses of this step.
     placed: Vec<Placed>,
     /// Pushes of the colliders, one per particle and collider (m).
@@ -204,6 +206,7 @@ impl Scratch {
         let len = parts.particles.positions.len();
         self.displacement.resize(len, [0.0; 4]);
         self.forces.resize(if parts.aero.is_empty() { 0 } else { len }, [0.0; 4]);
+        self.triangle_forces.resize(parts.aero.triangles.len(), [0.0; 3]);
         self.placed.clear();
         self.placed.extend(parts.colliders.iter().map(|c| c.placed(t0, t1)));
         refill(&mut self.collider_depth, len * self.placed.len(), 0.0);
@@ -345,6 +348,7 @@ struct Stages<'a> {
     time: f64,
     particles: ParticleArrays<'a>,
     forces: SharedSlice<'a, Record>,
+    triangle_forces: SharedSlice<'a, [f32; 3]>,
     aero: &'a weft_core::aero::AeroModel,
     pin_targets: &'a [(u32, [f32; 3])],
     sets: BatchedSets<'a>,
@@ -381,6 +385,7 @@ impl<'a> Stages<'a> {
             gravity: parts.settings.gravity,
             time: *parts.time,
             forces: SharedSlice::new(&mut scratch.forces),
+            triangle_forces: SharedSlice::new(&mut scratch.triangle_forces),
             aero: parts.aero,
             pin_targets: &scratch.pin_targets,
             sets: BatchedSets::new(parts.sets, len),
@@ -444,7 +449,8 @@ impl<'a> Stages<'a> {
     fn apply_wind(&self, team: &Team<'_>) {
         if self.forces.len() > 0 {
             let p = &self.particles;
-            aero::force_phase(team, self.aero, p.positions, p.velocities, self.forces, self.time);
+            let (state, triangles) = ((p.positions, p.velocities), self.triangle_forces);
+            aero::force_phases(team, self.aero, state, triangles, self.forces, self.time);
         }
     }
 

@@ -160,17 +160,24 @@ impl Kept {
         spread.low.resize(n, [f32::INFINITY; 3]);
         spread.high.clear();
         spread.high.resize(n, [f32::NEG_INFINITY; 3]);
+        // A cluster's bounds are held in registers over a run of its vertices (stored back when
+        // the run ends): the same `min`s and `max`s in the same order, without a round trip
+        // through memory for each.
+        let (mut lows, mut highs) = (RunOf::new(&mut spread.low), RunOf::new(&mut spread.high));
         for &i in sc.vertices() {
             let (i, a) = (i as usize, self.anchor[i as usize]);
             let cl = self.cluster[i] as usize;
+            let (low, high) = (lows.of(cl), highs.of(cl));
             for &(x, shift) in times {
                 for k in 0..3 {
                     let d = x[i][k] - shift[k] - c[k] - a[k];
-                    spread.low[cl][k] = spread.low[cl][k].min(d);
-                    spread.high[cl][k] = spread.high[cl][k].max(d);
+                    low[k] = low[k].min(d);
+                    high[k] = high[k].max(d);
                 }
             }
         }
+        lows.end();
+        highs.end();
     }
 
     /// Whether the kept pairs hold every pair whose boxes meet, grown by at most the search pad,
@@ -264,7 +271,9 @@ impl Kept {
             let centre = wander.centres[self.cluster[i as usize] as usize];
             let off = [0, 1, 2].map(|k| x[k] - c[k] - a[k] - centre[k]);
             wander.particles[i as usize][0] = length(off);
-            most = (0..3).fold(most, |m, k| m.max(x[k].abs()).max(a[k].abs()));
+            // The particle's own largest first, then one `max` into the running one: the same
+            // maximum (of magnitudes, no sign of zero to tell apart), without a chain of six.
+            most = most.max(largest_magnitude([x[0], x[1], x[2], a[0], a[1], a[2]]));
         }
         wander.most_at_start = most;
     }
@@ -283,7 +292,7 @@ impl Kept {
             let (x, y) = (prev[i as usize], now[i as usize]);
             let step = [0, 1, 2].map(|k| y[k] - x[k]);
             wander.particles[i as usize][1] = length(step);
-            most = (0..3).fold(most, |m, k| m.max(y[k].abs()));
+            most = most.max(largest_magnitude([y[0], y[1], y[2]]));
         }
         self.bound_wander(sc, wander);
         // The rounding of the differences and lengths above, four particles' worth, with room.
@@ -324,6 +333,56 @@ impl Kept {
         }
         wander.most_motion = most.iter().fold(0.0, |m, c| m.max(c[1]));
     }
+}
+
+/// A run of updates to one element of an array, held in a register: [`RunOf::of`] hands out
+/// element `i`, storing the previous run's back first when `i` differs; [`RunOf::end`] stores
+/// the last. The element's updates are the same, in the same order, as made in place.
+struct RunOf<'a, T: Copy> {
+    array: &'a mut [T],
+    /// The element held, and its value.
+    held: Option<(usize, T)>,
+}
+
+impl<'a, T: Copy> RunOf<'a, T> {
+    fn new(array: &'a mut [T]) -> Self {
+        RunOf { array, held: None }
+    }
+
+    /// Element `i`, to update.
+    #[inline]
+    fn of(&mut self, i: usize) -> &mut T {
+        if self.held.is_none_or(|(j, _)| j != i) {
+            self.end();
+            self.held = Some((i, self.array[i]));
+        }
+        &mut self.held.as_mut().expect("held above").1
+    }
+
+    /// Stores the element held back.
+    #[inline]
+    fn end(&mut self) {
+        if let Some((j, value)) = self.held.take() {
+            self.array[j] = value;
+        }
+    }
+}
+
+/// The largest `|x|` of `values`, `NaN` passed over as `f32::max` does (`NaN` if all are): a
+/// balanced tree of `max`, so that a loop folding it into a running maximum waits on one `max`
+/// per element instead of a chain through every value.
+#[inline]
+fn largest_magnitude<const N: usize>(values: [f32; N]) -> f32 {
+    let mut v = values.map(f32::abs);
+    let mut width = N;
+    while width > 1 {
+        let half = width.div_ceil(2);
+        for k in 0..width / 2 {
+            v[k] = v[k].max(v[k + half]);
+        }
+        width = half;
+    }
+    v[0]
 }
 
 /// 1 and the share of a bound of sums of wanders that covers their rounding.
