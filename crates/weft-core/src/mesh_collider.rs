@@ -50,6 +50,8 @@
 
 use std::sync::Arc;
 
+use rayon::prelude::*;
+
 use weft_geometry::Aabb;
 use weft_geometry::bvh::BoxTree;
 
@@ -328,39 +330,56 @@ fn unit64(v: [f64; 3]) -> [f32; 3] {
     if len > 1e-300 { v.map(|c| (c / len) as f32) } else { [0.0; 3] }
 }
 
-/// The pseudo-normals of `triangles` over `vertices` (`edge_count` edges numbered by `edges`).
+/// The pseudo-normals of `triangles` over `vertices` (`edge_count` edges numbered by `edges`):
+/// each triangle's unit normal and corner angles in parallel on the current rayon pool (see
+/// [`POSE_TASK`]), then summed into its vertices and edges in triangle order, one after the other
+/// (the same sums for any pool).
 fn normals(vertices: &[[f32; 3]], triangles: &[[u32; 3]], edges: &[[u32; 3]], edge_count: usize) -> Normals {
+    let mut faces: Vec<([f32; 3], [f64; 3])> = Vec::with_capacity(triangles.len());
+    triangles
+        .par_iter()
+        .with_min_len(POSE_TASK)
+        .map(|t| face_and_angles(vertices, t))
+        .collect_into_vec(&mut faces);
     let mut edge = vec![[0.0f64; 3]; edge_count];
     let mut vertex = vec![[0.0f64; 3]; vertices.len()];
-    let face = triangles
-        .iter()
-        .zip(edges)
-        .map(|(t, e)| {
-            let p = t.map(|v| vertices[v as usize].map(f64::from));
-            let d = |i: usize, j: usize| -> [f64; 3] { std::array::from_fn(|k| p[j][k] - p[i][k]) };
-            let (u, w) = (d(0, 1), d(0, 2));
-            let n = unit64([u[1] * w[2] - u[2] * w[1], u[2] * w[0] - u[0] * w[2], u[0] * w[1] - u[1] * w[0]]);
-            let n64 = n.map(f64::from);
-            for k in 0..3 {
-                let (a, b) = (d(k, (k + 1) % 3), d(k, (k + 2) % 3));
-                let dot = a[0] * b[0] + a[1] * b[1] + a[2] * b[2];
-                let la = (a[0] * a[0] + a[1] * a[1] + a[2] * a[2]).sqrt();
-                let lb = (b[0] * b[0] + b[1] * b[1] + b[2] * b[2]).sqrt();
-                let angle = if la * lb > 0.0 { (dot / (la * lb)).clamp(-1.0, 1.0).acos() } else { 0.0 };
-                for i in 0..3 {
-                    vertex[t[k] as usize][i] += angle * n64[i];
-                    edge[e[k] as usize][i] += n64[i];
-                }
+    for ((t, e), (n, angles)) in triangles.iter().zip(edges).zip(&faces) {
+        let n64 = n.map(f64::from);
+        for k in 0..3 {
+            for i in 0..3 {
+                vertex[t[k] as usize][i] += angles[k] * n64[i];
+                edge[e[k] as usize][i] += n64[i];
             }
-            n
-        })
-        .collect();
+        }
+    }
     Normals {
-        face,
+        face: faces.into_iter().map(|(n, _)| n).collect(),
         edge: edge.into_iter().map(unit64).collect(),
         vertex: vertex.into_iter().map(unit64).collect(),
     }
 }
+
+/// Triangle `t`'s unit normal `(b − a) × (c − a)` over `vertices` and its angle at each corner
+/// (rad, `0` where an edge has no length), in `f64`.
+fn face_and_angles(vertices: &[[f32; 3]], t: &[u32; 3]) -> ([f32; 3], [f64; 3]) {
+    let p = t.map(|v| vertices[v as usize].map(f64::from));
+    let d = |i: usize, j: usize| -> [f64; 3] { std::array::from_fn(|k| p[j][k] - p[i][k]) };
+    let (u, w) = (d(0, 1), d(0, 2));
+    let n = unit64([u[1] * w[2] - u[2] * w[1], u[2] * w[0] - u[0] * w[2], u[0] * w[1] - u[1] * w[0]]);
+    let angles = std::array::from_fn(|k| {
+        let (a, b) = (d(k, (k + 1) % 3), d(k, (k + 2) % 3));
+        let dot = a[0] * b[0] + a[1] * b[1] + a[2] * b[2];
+        let la = (a[0] * a[0] + a[1] * a[1] + a[2] * a[2]).sqrt();
+        let lb = (b[0] * b[0] + b[1] * b[1] + b[2] * b[2]).sqrt();
+        if la * lb > 0.0 { (dot / (la * lb)).clamp(-1.0, 1.0).acos() } else { 0.0 }
+    });
+    (n, angles)
+}
+
+/// Vertices or triangles per parallel task of a pose's sampling: a body of a few thousand
+/// triangles, sampled every time step while the cloth's threads wait, is cut into a few tasks
+/// per thread.
+const POSE_TASK: usize = 256;
 
 impl Digest for MeshCollider {
     /// Its geometry, animation and contact settings; its edge numbers and its broad phase are
@@ -461,9 +480,12 @@ impl MeshCollider {
     }
 
     /// Every vertex at time `t` (s), in m.
+    ///
+    /// In parallel on the current rayon pool (each vertex on its own: the same for any pool).
     pub fn vertices_at(&self, t: f64) -> Vec<[f32; 3]> {
         let (pose, frames) = (pose_at(&self.keys, t), self.frames_at(t));
-        (0..self.vertex_count()).map(|v| self.vertex(&pose, frames, v).map(|c| c as f32)).collect()
+        let vertex = |v| self.vertex(&pose, frames, v).map(|c| c as f32);
+        (0..self.vertex_count()).into_par_iter().with_min_len(POSE_TASK).map(vertex).collect()
     }
 
     /// The three corners of triangle `tri` at time `t` (s), in m, in `f64`.
@@ -501,7 +523,8 @@ impl MeshCollider {
         };
         let boxes = self
             .triangles
-            .iter()
+            .par_iter()
+            .with_min_len(POSE_TASK)
             .map(|t| Aabb::around(t.iter().flat_map(|&v| [start[v as usize], end[v as usize]])))
             .collect();
         let moving = start != end;
