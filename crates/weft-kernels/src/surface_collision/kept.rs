@@ -596,3 +596,52 @@ fn larger(m: f32, v: f32) -> f32 {
 fn length(v: [f32; 3]) -> f32 {
     (v[0] * v[0] + v[1] * v[1] + v[2] * v[2]).sqrt()
 }
+
+#[cfg(test)]
+mod tests {
+    use proptest::prelude::*;
+
+    use super::*;
+
+    /// A value: mostly ordinary, sometimes a signed zero, infinite or NaN.
+    fn value() -> impl Strategy<Value = f32> {
+        prop_oneof![
+            6 => -10.0f32..10.0,
+            1 => prop::sample::select(vec![0.0, -0.0, f32::INFINITY, f32::NEG_INFINITY, f32::NAN]),
+        ]
+    }
+
+    proptest! {
+        /// The tree of `max` is the chain's maximum of magnitudes: a running maximum folded with
+        /// it ends where folding each magnitude in one after the other does, bit for bit.
+        #[test]
+        fn the_tree_of_magnitudes_is_the_chain(start in 0.0f32..5.0, values in prop::array::uniform6(value())) {
+            let chain = values.iter().fold(start, |m, x| m.max(x.abs()));
+            let tree = start.max(largest_magnitude(values));
+            prop_assert_eq!(tree.to_bits(), chain.to_bits());
+            let three = [values[0], values[1], values[2]];
+            let chain = three.iter().fold(start, |m, x| m.max(x.abs()));
+            prop_assert_eq!(start.max(largest_magnitude(three)).to_bits(), chain.to_bits());
+        }
+
+        /// Updates through a run held in a register leave the array as the same updates made in
+        /// place, in the same order, whatever the runs.
+        #[test]
+        fn runs_held_in_a_register_update_as_in_place(
+            updates in prop::collection::vec((0usize..5, value()), 0..60),
+        ) {
+            let mut in_place = [f32::INFINITY; 5];
+            for &(i, x) in &updates {
+                in_place[i] = in_place[i].min(x);
+            }
+            let mut held = [f32::INFINITY; 5];
+            let mut run = RunOf::new(&mut held);
+            for &(i, x) in &updates {
+                let m = run.of(i);
+                *m = m.min(x);
+            }
+            run.end();
+            prop_assert_eq!(held.map(f32::to_bits), in_place.map(f32::to_bits));
+        }
+    }
+}
