@@ -247,8 +247,9 @@ const MESH_KEPT_BYTES: u64 = 40 + 2 * (4 + 4 * 4);
 
 /// What the surface self-collision stage holds through a bake, in bytes (0 when no cloth has
 /// it): per particle its predicted position, box, anchor, cluster and wander (68 B); per
-/// triangle and edge a box and a grid range (48 B); per vertex and edge itself and the start
-/// and home of its kept pairs (12 B); and per vertex and edge [`SURFACE_BYTES_PER_FEATURE`] for
+/// triangle and edge a box and a grid range (48 B); per vertex its box in the stage's order (24
+/// B), and per vertex and edge itself and the start and home of its kept pairs (12 B); and per
+/// vertex and edge [`SURFACE_BYTES_PER_FEATURE`] for
 /// what grows with how the cloth lies (module docs).
 fn surface_bytes(model: &Model) -> u64 {
     let surface = model.surface_collision();
@@ -257,7 +258,7 @@ fn surface_bytes(model: &Model) -> u64 {
     if v + e + t == 0 {
         return 0;
     }
-    model.particles().len() as u64 * 68 + (t + e) * 48 + (v + e) * (12 + SURFACE_BYTES_PER_FEATURE)
+    model.particles().len() as u64 * 68 + (t + e) * 48 + v * 24 + (v + e) * (12 + SURFACE_BYTES_PER_FEATURE)
 }
 
 /// Heap of the surface self-collision stage per vertex and edge that grows with how the cloth

@@ -11,6 +11,10 @@
 //! yielding) which resets the counter for the next phase. On a pool of one thread the phases
 //! simply run in order on the caller.
 //!
+//! An item may fork its own work (`fork`: `Phase::forks`): the threads waiting at a barrier
+//! take the fork's sub-items, which each write their own chunk, so a phase of one item that
+//! gathers need not leave the other threads idle.
+//!
 //! Which thread runs which item varies from run to run; what an item computes does not, because
 //! the items of one phase touch disjoint data (see `crate::shared`) and every total a phase
 //! produces is an integer sum or is gathered per item and combined in item order.
@@ -47,6 +51,10 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
 use crate::shared::{MAX_PARTS, PartKey, Parts};
 
+mod fork;
+
+pub(crate) use fork::Forks;
+
 /// What the threads of a team share. Every phase touches the work counter, the barrier's
 /// counters and the key's state; they share one cache line with the first words of the key,
 /// which hold the whole key of a phase without parts.
@@ -60,6 +68,8 @@ struct Shared {
     poisoned: AtomicBool,
     /// The key of the phase the team is in.
     key: KeySlot,
+    /// Where an item's fork is published for the threads waiting at a barrier.
+    forks: fork::ForkSlot,
 }
 
 // The key's state and a phase's first two words are in `Shared`'s first cache line.
@@ -131,7 +141,20 @@ pub(crate) struct Team<'a> {
 /// with `&Phase` lives no longer than the work item that was given it, so no borrow of shared
 /// data outlives the phase whose rules made it sound. Only this module makes one.
 pub(crate) struct Phase {
-    _private: (),
+    /// The team's shared state, for [`Phase::forks`].
+    shared: *const Shared,
+}
+
+impl Phase {
+    /// Where this work item's sub-items run: on its thread and on the team's threads waiting at
+    /// a barrier (see the `fork` module).
+    pub(crate) fn forks(&self) -> Forks<'_> {
+        // SAFETY: a `Phase` is made by `Team::phase` from its team's shared state and lives no
+        // longer than the phase; the state lives in `run` until every thread of the team has
+        // left the team, so after every phase.
+        let shared = unsafe { &*self.shared };
+        if shared.threads == 1 { Forks::ALONE } else { Forks::of(&shared.forks, &shared.poisoned) }
+    }
 }
 
 impl<'a> Team<'a> {
@@ -188,7 +211,7 @@ impl<'a> Team<'a> {
         let inside = self.in_phase.replace(true);
         assert!(!inside, "a team phase cannot start inside another, nor after one that panicked");
         self.agree(head, parts);
-        let phase = Phase { _private: () };
+        let phase = Phase { shared: self.shared };
         loop {
             let i = self.shared.next.fetch_add(1, Ordering::Relaxed);
             if i >= items {
@@ -274,7 +297,12 @@ impl<'a> Team<'a> {
         }
         let mut spins = 0u32;
         while s.generation.load(Ordering::Acquire) == generation {
-            self.pause(&mut spins);
+            // A thread waiting here takes the sub-items of an item's fork (`fork`).
+            if s.forks.help() {
+                spins = 0;
+            } else {
+                self.pause(&mut spins);
+            }
         }
     }
 }
@@ -294,6 +322,7 @@ pub(crate) fn run<R: Send>(f: impl Fn(&Team<'_>) -> R + Sync, merge: impl FnMut(
         threads,
         poisoned: AtomicBool::new(false),
         key: KeySlot { state: AtomicUsize::new(EMPTY), words: [const { AtomicUsize::new(0) }; KEY_WORDS] },
+        forks: fork::ForkSlot::new(),
     };
     if threads == 1 {
         return f(&Team::new(&shared));
@@ -336,6 +365,120 @@ mod tests {
             assert_eq!(seen, (threads as u64, 20 * 1000));
             assert!(hits.iter().all(|h| h.load(Ordering::Relaxed) == 20));
         }
+    }
+
+    /// A team of `threads` in which a phase of `items` items each forks `subs` sub-items, each
+    /// counting its own calls; the counts after `rounds` such phases.
+    fn forked_counts(threads: usize, items: usize, subs: usize, rounds: usize) -> Vec<u64> {
+        let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
+        let hits: Vec<AtomicU64> = (0..items * subs).map(|_| AtomicU64::new(0)).collect();
+        pool.install(|| {
+            run(
+                |team| {
+                    for _ in 0..rounds {
+                        team.for_each_chunk(items, (), |phase, i, ()| {
+                            phase
+                                .forks()
+                                .run(subs, &|k| _ = hits[i * subs + k].fetch_add(1, Ordering::Relaxed));
+                        });
+                    }
+                },
+                |(), ()| (),
+            )
+        });
+        hits.iter().map(|h| h.load(Ordering::Relaxed)).collect()
+    }
+
+    /// Every sub-item of every fork runs once, whether one item forks at a time or several do at
+    /// once (those that find a fork out run theirs alone).
+    #[test]
+    fn every_sub_item_runs_once_on_any_pool() {
+        for threads in [1, 2, 3, 8] {
+            for items in [1, 3] {
+                let counts = forked_counts(threads, items, 37, 20);
+                assert!(counts.iter().all(|&c| c == 20), "{threads} threads, {items} items: {counts:?}");
+            }
+        }
+    }
+
+    /// The thread without an item takes sub-items of the item's fork: sub-item 0 waits for
+    /// sub-item 1 to start (were the sub-items left to the item, sub-item 1 would start only
+    /// after sub-item 0 gave up waiting, on the item's thread).
+    #[test]
+    fn a_waiting_thread_takes_the_sub_items_of_a_fork() {
+        let pool = rayon::ThreadPoolBuilder::new().num_threads(2).build().unwrap();
+        let threads = pool.install(|| {
+            run(
+                |team| {
+                    let ran_on = [AtomicU64::new(u64::MAX), AtomicU64::new(u64::MAX)];
+                    team.for_each_chunk(1, (), |phase, _, ()| {
+                        phase.forks().run(2, &|k| {
+                            let here = rayon::current_thread_index().unwrap() as u64;
+                            ran_on[k].store(here, Ordering::Release);
+                            let until = std::time::Instant::now() + std::time::Duration::from_secs(10);
+                            while k == 0 && ran_on[1].load(Ordering::Acquire) == u64::MAX {
+                                assert!(std::time::Instant::now() < until, "sub-item 1 never started");
+                            }
+                        });
+                    });
+                    ran_on.map(|r| r.load(Ordering::Acquire))
+                },
+                |a, _| a,
+            )
+        });
+        assert_ne!(threads[0], threads[1], "both sub-items ran on one thread");
+    }
+
+    /// A sub-item that panics, on whichever thread runs it, reaches the caller instead of hanging
+    /// the team.
+    #[test]
+    fn a_panic_in_a_sub_item_reaches_the_caller_instead_of_hanging() {
+        for threads in [1, 2, 3] {
+            for bad in [0, 5, 9] {
+                let failed = panics(threads, |team| {
+                    team.for_each_chunk(1, (), |phase, _, ()| {
+                        phase.forks().run(10, &|k| assert_ne!(k, bad, "sub-item {bad} fails"));
+                    });
+                    team.for_each_chunk(4, (), |_, _, ()| {});
+                });
+                assert!(failed, "{threads} threads, sub-item {bad}");
+            }
+        }
+    }
+
+    /// Two teams on one pool (two callers stepping at once, as tests on the global pool do) each
+    /// take only their own forks, and neither waits for the other for ever.
+    #[test]
+    fn teams_sharing_a_pool_keep_their_forks_apart() {
+        let pool = rayon::ThreadPoolBuilder::new().num_threads(2).build().unwrap();
+        std::thread::scope(|scope| {
+            let callers: Vec<_> = (0..2)
+                .map(|_| {
+                    scope.spawn(|| {
+                        let hits: Vec<AtomicU64> = (0..64).map(|_| AtomicU64::new(0)).collect();
+                        for _ in 0..200 {
+                            pool.install(|| {
+                                run(
+                                    |team| {
+                                        team.for_each_chunk(1, (), |phase, _, ()| {
+                                            phase
+                                                .forks()
+                                                .run(64, &|k| _ = hits[k].fetch_add(1, Ordering::Relaxed));
+                                        });
+                                        team.for_each_chunk(16, (), |_, _, ()| {});
+                                    },
+                                    |(), ()| (),
+                                )
+                            });
+                        }
+                        hits.iter().all(|h| h.load(Ordering::Relaxed) == 200)
+                    })
+                })
+                .collect();
+            for caller in callers {
+                assert!(caller.join().unwrap(), "a sub-item ran other than once per fork");
+            }
+        });
     }
 
     #[test]

@@ -24,7 +24,7 @@ use weft_geometry::{Aabb, Grid};
 use crate::integrate::ParticleArrays;
 use crate::records::Record;
 use crate::shared::SharedSlice;
-use crate::team::Team;
+use crate::team::{Forks, Team};
 
 mod kept;
 mod search;
@@ -121,14 +121,36 @@ struct FeatureBoxes {
     vertices: Vec<Aabb>,
     pub(super) triangles: Vec<Aabb>,
     pub(super) edges: Vec<Aabb>,
+    /// The vertices' boxes in the order of `SurfaceCollision::vertices`, as the forks make them,
+    /// before they are placed by particle.
+    in_order: Vec<Aabb>,
 }
 
+/// Features per sub-item of [`FeatureBoxes::fill`]'s forks.
+const FILL_CHUNK: usize = 512;
+
 impl FeatureBoxes {
-    fn fill(&mut self, sc: &SurfaceCollision, prev: &[Record], now: &[Record], shift: [f32; 3]) {
+    /// Every feature's box for a step from `prev` to `now` less `shift` (m), in sub-items of
+    /// [`FILL_CHUNK`] features forked on `forks` (each box made alone: the same on any thread).
+    fn fill(
+        &mut self,
+        sc: &SurfaceCollision,
+        prev: &[Record],
+        now: &[Record],
+        shift: [f32; 3],
+        forks: Forks<'_>,
+    ) {
         let empty = Aabb { min: [0.0; 3], max: [0.0; 3] };
+        let vertices = sc.vertices();
+        self.in_order.resize(vertices.len(), empty);
+        forks.chunks_mut(&mut self.in_order, FILL_CHUNK, |c, out| {
+            for (b, &v) in out.iter_mut().zip(&vertices[c * FILL_CHUNK..]) {
+                *b = swept_box(&[v], prev, now, shift, 0.0);
+            }
+        });
         self.vertices.resize(prev.len(), empty);
-        for &v in sc.vertices() {
-            self.vertices[v as usize] = swept_box(&[v], prev, now, shift, 0.0);
+        for (&v, b) in vertices.iter().zip(&self.in_order) {
+            self.vertices[v as usize] = *b;
         }
         // A feature's box is the union of its particles' (every one is a vertex of the stage):
         // the same extremes as `swept_box` of the feature, as the least and the greatest of the
@@ -145,10 +167,19 @@ impl FeatureBoxes {
             }
             b
         };
-        self.triangles.clear();
-        self.triangles.extend(sc.triangles().iter().map(|t| union(t)));
-        self.edges.clear();
-        self.edges.extend(sc.edges().iter().map(|e| union(e)));
+        let (triangles, edges) = (sc.triangles(), sc.edges());
+        self.triangles.resize(triangles.len(), empty);
+        forks.chunks_mut(&mut self.triangles, FILL_CHUNK, |c, out| {
+            for (b, t) in out.iter_mut().zip(&triangles[c * FILL_CHUNK..]) {
+                *b = union(t);
+            }
+        });
+        self.edges.resize(edges.len(), empty);
+        forks.chunks_mut(&mut self.edges, FILL_CHUNK, |c, out| {
+            for (b, e) in out.iter_mut().zip(&edges[c * FILL_CHUNK..]) {
+                *b = union(e);
+            }
+        });
     }
 
     /// A lower bound of the distance between the features of `pair` (m): the distance between
@@ -380,7 +411,7 @@ fn guard_begin(sc: &SurfaceCollision, prev: &[Record], now: &[Record], s: &mut S
         GuardSource::Broad
     };
     if source != GuardSource::Searched {
-        s.boxes.fill(sc, prev, now, shift);
+        s.boxes.fill(sc, prev, now, shift, Forks::ALONE);
     }
     s.guard = GuardRound { source, floors_hold, slack };
 }
@@ -570,15 +601,15 @@ pub(crate) fn search_phases(
         return;
     }
     let (prev, now, chunks) = (p.prev, p.positions, SEARCH_CHUNKS);
-    team.for_each_chunk(1, (b.scratch.each_mut(), prev, now), |_, _, (s, prev, now)| {
+    team.for_each_chunk(1, (b.scratch.each_mut(), prev, now), |phase, _, (s, prev, now)| {
         s.stats = SurfaceStats::default();
-        search::begin(sc, prev, now, s);
+        search::begin(sc, prev, now, s, phase.forks());
     });
     team.for_each_chunk(chunks, (b.scratch, b.chunks.each_mut()), |_, c, (s, chunk)| {
         search::rebuild_chunk(sc, &s[0], c, chunk);
     });
-    team.for_each_chunk(1, (b.scratch.each_mut(), prev, now), |_, _, (s, prev, now)| {
-        search::prepare(sc, prev, now, s);
+    team.for_each_chunk(1, (b.scratch.each_mut(), prev, now), |phase, _, (s, prev, now)| {
+        search::prepare(sc, prev, now, s, phase.forks());
     });
     team.for_each_chunk(
         chunks,

@@ -19,6 +19,7 @@ use weft_geometry::proximity::PairKind;
 use super::kept::{KEEP_MARGIN, far_apart, far_by_bound, pair_wander};
 use super::{FeatureBoxes, MAX_CELLS, Pair, Scratch, SurfaceStats, particles};
 use crate::records::Record;
+use crate::team::Forks;
 
 /// Work items of the search's parallel stages: a fixed count, so that what each finds, and the
 /// order they are joined in, do not depend on the number of threads.
@@ -93,11 +94,11 @@ impl Buffers {
     /// The search of a step from `prev` to the prediction `now`, its stages in turn.
     pub(super) fn search(&mut self, sc: &SurfaceCollision, prev: &[Record], now: &[Record]) {
         let s = &mut self.scratch;
-        begin(sc, prev, now, s);
+        begin(sc, prev, now, s, Forks::ALONE);
         for (c, chunk) in self.chunks.iter_mut().enumerate() {
             rebuild_chunk(sc, s, c, chunk);
         }
-        prepare(sc, prev, now, s);
+        prepare(sc, prev, now, s, Forks::ALONE);
         for chunk in &mut self.chunks {
             scan_chunk(sc, prev, now, s, chunk);
         }
@@ -197,9 +198,16 @@ fn contact(sc: &SurfaceCollision, pair: Pair, prev: &[Record], now: &[Record]) -
     }
 }
 
-/// Stage 1 (one work item): the step's shift and prediction; when the kept pairs do not cover
-/// the step, their new anchor (the step's start) and the boxes and grids they are found in.
-pub(super) fn begin(sc: &SurfaceCollision, prev: &[Record], now: &[Record], s: &mut Scratch) {
+/// Stage 1 (one work item, its boxes and grids forked on `forks`): the step's shift and
+/// prediction; when the kept pairs do not cover the step, their new anchor (the step's start)
+/// and the boxes and grids they are found in.
+pub(super) fn begin(
+    sc: &SurfaceCollision,
+    prev: &[Record],
+    now: &[Record],
+    s: &mut Scratch,
+    forks: Forks<'_>,
+) {
     s.contacts.clear();
     s.pairs.clear();
     s.pair_floors.clear();
@@ -208,13 +216,15 @@ pub(super) fn begin(sc: &SurfaceCollision, prev: &[Record], now: &[Record], s: &
     s.predicted.extend_from_slice(now);
     s.rebuild = !s.kept.covers(sc, prev, now, s.shift, &mut s.spread);
     if s.rebuild {
-        s.boxes.fill(sc, prev, prev, [0.0; 3]);
+        s.boxes.fill(sc, prev, prev, [0.0; 3], forks);
         s.kept.reset(sc, prev, &s.boxes);
         s.reach = sc.search_pad() + KEEP_MARGIN * sc.mean_edge();
         let (cell, boxes) = (cell(sc, s.reach), &s.boxes);
-        let [tris, edges] = &mut s.grids;
-        tris.build_boxes(cell, MAX_CELLS, sc.triangles().len(), |t| boxes.triangles[t]);
-        edges.build_boxes(cell, MAX_CELLS, sc.edges().len(), |e| boxes.edges[e]);
+        // The triangles' grid and the edges' side by side.
+        forks.chunks_mut(&mut s.grids, 1, |g, grid| match g {
+            0 => grid[0].build_boxes(cell, MAX_CELLS, sc.triangles().len(), |t| boxes.triangles[t]),
+            _ => grid[0].build_boxes(cell, MAX_CELLS, sc.edges().len(), |e| boxes.edges[e]),
+        });
         s.stats.rebuilds += 1;
     }
 }
@@ -299,11 +309,18 @@ impl Chunk {
     }
 }
 
-/// Stage 3 (one work item): whether the kept pairs cover the step, the step's boxes and each
-/// particle's wander; for a step faster than the margin, its own broad phase and contacts.
-pub(super) fn prepare(sc: &SurfaceCollision, prev: &[Record], now: &[Record], s: &mut Scratch) {
+/// Stage 3 (one work item, its boxes forked on `forks`): whether the kept pairs cover the step,
+/// the step's boxes and each particle's wander; for a step faster than the margin, its own broad
+/// phase and contacts.
+pub(super) fn prepare(
+    sc: &SurfaceCollision,
+    prev: &[Record],
+    now: &[Record],
+    s: &mut Scratch,
+    forks: Forks<'_>,
+) {
     s.covered = !s.rebuild || s.kept.covers(sc, prev, now, s.shift, &mut s.spread);
-    s.boxes.fill(sc, prev, now, s.shift);
+    s.boxes.fill(sc, prev, now, s.shift, forks);
     if s.covered {
         s.slack = s.kept.wander(sc, prev, now, &mut s.wander);
         s.scan_reach = SEARCH_REACH * sc.max_thickness() + s.slack;
