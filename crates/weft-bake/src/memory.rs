@@ -219,10 +219,10 @@ fn output_bytes(model: &Model, caches: usize) -> u64 {
 /// What stepping the frames holds, in bytes: per particle the step's displacement and the
 /// self-collision search's predicted position (16 B each, the latter kept even when no particle
 /// takes part), the wind's force with aerodynamic triangles (16 B) and a push per collider (4 B
-/// each), per aerodynamic triangle its force (12 B), and per particle and mesh collider the triangles it keeps between steps
-/// ([`MESH_KEPT_BYTES`]); the self-collision search per member; and, baking to a tolerance, the
-/// snapshot a frame is stepped again from and the measure of its stretch with its copy of the
-/// positions.
+/// each); per aerodynamic triangle its force (12 B); per particle and mesh collider the
+/// triangles it keeps between steps ([`MESH_KEPT_BYTES`]); the self-collision search per member;
+/// and, baking to a tolerance, the snapshot a frame is stepped again from and the measure of its
+/// stretch with its copy of the positions.
 fn stepper_bytes(model: &Model) -> u64 {
     let record = (RECORD * size_of::<f32>()) as u64;
     let particles = model.particles().len() as u64;
@@ -249,8 +249,8 @@ const MESH_KEPT_BYTES: u64 = 40 + 2 * (4 + 4 * 4);
 /// it): per particle its predicted position, box, anchor, cluster and wander (68 B); per
 /// triangle and edge a box and a grid range (48 B); per vertex its box in the stage's order (24
 /// B), and per vertex and edge itself and the start and home of its kept pairs (12 B); and per
-/// vertex and edge [`SURFACE_BYTES_PER_FEATURE`] for
-/// what grows with how the cloth lies (module docs).
+/// vertex and edge [`SURFACE_BYTES_PER_FEATURE`] for what grows with how the cloth lies (module
+/// docs).
 fn surface_bytes(model: &Model) -> u64 {
     let surface = model.surface_collision();
     let (v, e, t) =

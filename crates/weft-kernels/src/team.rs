@@ -267,15 +267,7 @@ impl<'a> Team<'a> {
     /// # Panics
     /// If another thread of the team panicked.
     fn pause(&self, spins: &mut u32) {
-        if self.shared.poisoned.load(Ordering::Acquire) {
-            panic!("another thread of this team panicked");
-        }
-        if *spins < 1 << 10 {
-            std::hint::spin_loop();
-            *spins += 1;
-        } else {
-            std::thread::yield_now();
-        }
+        pause(&self.shared.poisoned, spins);
     }
 
     /// Waits until every thread of the team has arrived, then resets the work counter. Writes
@@ -304,6 +296,29 @@ impl<'a> Team<'a> {
                 self.pause(&mut spins);
             }
         }
+    }
+}
+
+/// One round of waiting for another thread of a team whose poisoned mark is `poisoned`: spins
+/// briefly (the first 1,024 rounds of a wait, counted in `spins`), then yields.
+///
+/// # Panics
+/// If another thread of the team panicked.
+fn pause(poisoned: &AtomicBool, spins: &mut u32) {
+    if poisoned.load(Ordering::Acquire) {
+        panic!("another thread of this team panicked");
+    }
+    back_off(spins);
+}
+
+/// One round of waiting that cannot fail: spins briefly (the first 1,024 rounds of a wait,
+/// counted in `spins`), then yields the core.
+fn back_off(spins: &mut u32) {
+    if *spins < 1 << 10 {
+        std::hint::spin_loop();
+        *spins += 1;
+    } else {
+        std::thread::yield_now();
     }
 }
 

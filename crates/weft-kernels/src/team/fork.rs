@@ -20,6 +20,8 @@
 use std::ptr;
 use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicUsize, Ordering};
 
+use super::{back_off, pause};
+
 /// Where a team publishes the fork of one of its items, in its shared state.
 pub(super) struct ForkSlot {
     /// The fork out, or null.
@@ -69,8 +71,10 @@ struct Retract<'a>(&'a ForkSlot);
 impl Drop for Retract<'_> {
     fn drop(&mut self) {
         self.0.fork.store(ptr::null_mut(), Ordering::SeqCst);
+        // No panic here (this may run while unwinding): a user ends its sub-item and leaves.
+        let mut spins = 0;
         while self.0.users.load(Ordering::SeqCst) != 0 {
-            std::hint::spin_loop();
+            back_off(&mut spins);
         }
     }
 }
@@ -136,17 +140,9 @@ impl<'a> Forks<'a> {
         // Dropped before `fork` (declared after it), on return and while unwinding.
         let _retract = Retract(slot);
         fork.work();
-        let mut spins = 0u32;
+        let mut spins = 0;
         while fork.done.load(Ordering::Acquire) < items {
-            if poisoned.load(Ordering::Acquire) {
-                panic!("another thread of this team panicked");
-            }
-            if spins < 1 << 10 {
-                std::hint::spin_loop();
-                spins += 1;
-            } else {
-                std::thread::yield_now();
-            }
+            pause(poisoned, &mut spins);
         }
     }
 
