@@ -56,7 +56,13 @@
 //!   box, each reported from the first cell it shares with the box (the lowest corner of the
 //!   overlap of the two ranges of cells), then the big ones; [`Grid::in_box`] returns them
 //!   ascending. A box spanning more cells than the grid has listings answers every entry, `0..n`.
+//! * [`Grid::keep_in_box`]: those of [`Grid::for_each_in_box`] that a filter keeps, in its
+//!   order, the filter's answers added up without a branch.
 //! * [`Grid::for_each_at`]: the entries listed in the cell of a point, then the big ones.
+//! * [`Grid::for_each_cell_of`]: for a caller's own loop over the listings ([`Grid::listings`],
+//!   laid out by place): each cell of a box with the places of its bucket, where each listed
+//!   entry whose cells meet the box's stands for that pair in one cell only
+//!   ([`Listing::first_shared`]).
 //!
 //! What a user keeps of an answer it decides with an exact test of its own (a distance, a box
 //! overlap), so its results never depend on the grid, only its cost does.
@@ -113,9 +119,9 @@ impl Table {
     }
 }
 
-/// One entry listed in one cell.
+/// One entry listed in one cell ([`Grid::listings`]).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-struct Listing {
+pub struct Listing {
     cell: Cell,
     /// The entry (low [`ID_BITS`] bits) and, above, bit `k` set when the entry's cells start
     /// at this cell along axis `k`.
@@ -127,8 +133,32 @@ impl Listing {
         self.tag & ((1 << ID_BITS) - 1)
     }
 
-    fn starts(self) -> u32 {
+    /// The entry listed.
+    #[inline]
+    pub fn entry(self) -> u32 {
+        self.id()
+    }
+
+    /// The cell it is listed in.
+    #[inline]
+    pub fn cell(self) -> Cell {
+        self.cell
+    }
+
+    /// Bit `k` set when the entry's cells start at this cell along axis `k`.
+    #[inline]
+    pub fn starts(self) -> u32 {
         self.tag >> ID_BITS
+    }
+
+    /// Whether this listing stands for its entry's pair with a box, at `cell` whose bits
+    /// `starts` say along which axes the box's cells start there ([`Grid::for_each_cell_of`]):
+    /// the listing is of `cell`, and along each axis the entry's cells or the box's start there,
+    /// so that `cell` is the first cell the two share (the lowest corner of the overlap of their
+    /// two ranges of cells).
+    #[inline]
+    pub fn first_shared(self, cell: Cell, starts: u32) -> bool {
+        self.cell == cell && (self.starts() | starts) == 0b111
     }
 }
 
@@ -406,6 +436,40 @@ impl Grid {
         self.big.iter().copied().for_each(f);
     }
 
+    /// Appends to `out` (not cleared) the entries of [`Grid::for_each_in_box`] for which `keep`
+    /// is true, in the same order. `keep` is asked about every listing in the buckets of the
+    /// box's cells, also those not reported there (listings of other cells hashed to the same
+    /// bucket, and entries reported from another cell), and its answer is added up without a
+    /// branch on it: a filter whose answers no branch predictor could guess (a box test, say)
+    /// costs no mispredicted branches. So `keep` should be cheap, defined for every entry
+    /// `0..entries()`, without side effects, and itself free of short-circuits (`&`, not `&&`).
+    pub fn keep_in_box(&self, b: &Aabb, out: &mut Vec<u32>, keep: impl Fn(u32) -> bool) {
+        let q = self.range_of(b);
+        if cells_in(&q).is_none_or(|cells| cells > self.listings.len() as u64) {
+            out.extend((0..self.entries as u32).filter(|&k| keep(k)));
+            return;
+        }
+        for_cells(&q, |c| {
+            // As in `for_each_in_box`.
+            let at_start =
+                (c[0] == q[0][0]) as u32 | ((c[1] == q[0][1]) as u32) << 1 | ((c[2] == q[0][2]) as u32) << 2;
+            let listings = self.bucket_listings(self.bucket(c)).1;
+            let base = out.len();
+            out.resize(base + listings.len(), 0);
+            let slots = &mut out[base..];
+            let mut kept = 0;
+            for l in listings {
+                let id = l.id();
+                let here = (l.cell[0] == c[0]) & (l.cell[1] == c[1]) & (l.cell[2] == c[2]);
+                // Written in any case, and kept by moving past it.
+                slots[kept] = id;
+                kept += (here & ((at_start | l.starts()) == 0b111) & keep(id)) as usize;
+            }
+            out.truncate(base + kept);
+        });
+        out.extend(self.big.iter().copied().filter(|&k| keep(k)));
+    }
+
     /// The entries of [`Grid::for_each_in_box`], ascending, into `out` (cleared first).
     pub fn in_box(&self, b: &Aabb, out: &mut Vec<u32>) {
         out.clear();
@@ -423,6 +487,39 @@ impl Grid {
             }
         }
         self.big.iter().copied().for_each(&mut f);
+    }
+
+    /// Every listing, by place (bucket by bucket, ascending entry within a bucket), for a caller
+    /// that lays out data of its own by place (see [`Grid::for_each_cell_of`]).
+    pub fn listings(&self) -> &[Listing] {
+        &self.listings
+    }
+
+    /// Calls `f(cell, starts, places)` for every cell of box `b`, `x` slowest: `starts` has bit
+    /// `k` set when `b`'s cells start at `cell` along axis `k`, and `places` are those (into
+    /// [`Grid::listings`]) of the cell's bucket, where the cell's listings lie among those of
+    /// the other cells hashed there. The listing at a place stands for its entry's pair with
+    /// `b` when [`Listing::first_shared`] says so, and then only there: over the cells of `b`,
+    /// every listed entry whose cells meet `b`'s is stood for exactly once. Returns `false`,
+    /// calling nothing, for a box spanning more cells than there are listings (it meets every
+    /// entry, as [`Grid::for_each_in_box`] answers).
+    pub fn for_each_cell_of(&self, b: &Aabb, mut f: impl FnMut(Cell, u32, std::ops::Range<usize>)) -> bool {
+        let q = self.range_of(b);
+        if cells_in(&q).is_none_or(|cells| cells > self.listings.len() as u64) {
+            return false;
+        }
+        for_cells(&q, |c| {
+            let starts = (0..3).fold(0, |bits, a| bits | ((c[a] == q[0][a]) as u32) << a);
+            let bucket = self.bucket(c);
+            f(c, starts, self.start[bucket] as usize..self.start[bucket + 1] as usize);
+        });
+        true
+    }
+
+    /// The big entries of the last build (spanning more cells than a build allows), ascending:
+    /// listed in no cell, each is part of every answer.
+    pub fn big(&self) -> &[u32] {
+        &self.big
     }
 
     /// Buckets of the table.
@@ -506,6 +603,11 @@ mod tests {
             }
             let mut visited = Vec::new();
             grid.for_each_in_box(query, |k| visited.push(k));
+            // The same entries in the same order, less those `keep` refuses.
+            let mut kept = vec![7];
+            grid.keep_in_box(query, &mut kept, |k| k % 3 != 0);
+            let filtered: Vec<u32> = visited.iter().copied().filter(|k| k % 3 != 0).collect();
+            assert_eq!(kept[1..], filtered[..], "appended, in the order of for_each_in_box");
             visited.sort_unstable();
             assert_eq!(visited, found);
         }
@@ -522,6 +624,44 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// Over the cells of each box, `first_shared` stands for each pair of it with a listed
+    /// entry whose ranges of cells meet exactly once, and for no other; big entries are in none.
+    #[test]
+    fn listings_stand_for_every_entry_whose_cells_meet_once() {
+        let b = boxes(5, 1500);
+        let mut grid = Grid::default();
+        grid.build_boxes(0.08, 64, b.len(), |k| b[k]);
+        assert!(!grid.big().is_empty(), "the long boxes are big");
+        let listings = grid.listings();
+        let mut found = Vec::new();
+        for (i, bi) in b.iter().enumerate() {
+            assert!(grid.for_each_cell_of(bi, |cell, starts, places| {
+                for l in &listings[places] {
+                    if l.first_shared(cell, starts) && l.entry() > i as u32 {
+                        found.push([i as u32, l.entry()]);
+                    }
+                }
+            }));
+        }
+        let count = found.len();
+        found.sort_unstable();
+        found.dedup();
+        assert_eq!(found.len(), count, "a pair stood for twice");
+        let range = |k: usize| [grid.cell_of(b[k].min), grid.cell_of(b[k].max)];
+        let meet = |p: [Cell; 2], q: [Cell; 2]| (0..3).all(|a| p[0][a] <= q[1][a] && q[0][a] <= p[1][a]);
+        let mut want = Vec::new();
+        for i in 0..b.len() {
+            for j in i + 1..b.len() {
+                if grid.big().binary_search(&(j as u32)).is_err() && meet(range(i), range(j)) {
+                    want.push([i as u32, j as u32]);
+                }
+            }
+        }
+        assert!(want.len() > 1000, "{} pairs: a test of many", want.len());
+        assert_eq!(found, want);
+        assert!(!grid.for_each_cell_of(&Aabb::new([-1e6; 3], [1e6; 3]), |_, _, _| panic!("no cell")));
     }
 
     #[test]

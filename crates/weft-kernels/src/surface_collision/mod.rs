@@ -27,6 +27,7 @@ use crate::shared::SharedSlice;
 use crate::team::{Forks, Team};
 
 mod kept;
+mod lanes;
 mod search;
 
 pub use kept::KEEP_MARGIN;
@@ -60,6 +61,8 @@ pub(crate) struct Scratch {
     /// The grids of the kept pairs' triangles and edges (the first also of any other broad phase).
     grids: [Grid; 2],
     near: Vec<u32>,
+    /// The lanes of the edges' grid at a rebuild.
+    edge_lanes: lanes::Lanes,
     boxes: FeatureBoxes,
     /// What the kept candidate pairs were found for (see `kept::Kept`).
     kept: kept::Kept,
