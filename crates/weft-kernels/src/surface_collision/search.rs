@@ -288,11 +288,8 @@ pub(super) fn rebuild_chunk(sc: &SurfaceCollision, s: &Scratch, c: usize, chunk:
 fn keep_run(run: &mut [u64], (second, gap, starts): (&mut Vec<u32>, &mut Vec<f32>, &mut Vec<u32>)) {
     run.sort_unstable();
     starts.push(second.len() as u32);
-    for &key in run.iter() {
-        let (g, b) = from_run_key(key);
-        second.push(b);
-        gap.push(g);
-    }
+    second.extend(run.iter().map(|&key| from_run_key(key).1));
+    gap.extend(run.iter().map(|&key| from_run_key(key).0));
 }
 
 /// The key that orders a kept pair in its run as `f32::total_cmp` of its gap (m), then its
