@@ -19,8 +19,10 @@ use crate::records::Record;
 
 /// How much farther than a step's search the kept candidate pairs reach, as a multiple of the
 /// mean edge: how far two points may come nearer than they were at the anchor, relative to
-/// each other, before the pairs are found again.
-pub const KEEP_MARGIN: f32 = 0.5;
+/// each other, before the pairs are found again. A wider margin finds them less often and
+/// scans more of them in every step; since a rebuild tests its edges in lanes, 0.4 costs least
+/// (docs/performance.md, "Finding the kept pairs in lanes").
+pub const KEEP_MARGIN: f32 = 0.4;
 
 /// The side of a cluster's cell, as a multiple of the mean edge (module docs).
 const CLUSTER_EDGES: f32 = 4.0;
