@@ -266,15 +266,16 @@ fn surface_bytes(model: &Model) -> u64 {
 /// the box gap and the floor), the pairs a step's search cannot prove apart (40 B each) and its
 /// contacts (104 B each),
 /// each list's capacity up to twice its longest, and the cells its grids list (each listing of
-/// the edges' grid 16 B, and 52 B more in the lanes a rebuild tests them in: about 6.5 listings
-/// an edge on the drop sheet). Nothing bounds these but the geometry: more layers within reach
+/// the edges' grid 16 B, and 52 B more in the lanes a rebuild tests them in: 2.4 listings an
+/// edge on the drop sheet on average, 3.5 at most). Nothing bounds these but the geometry: more layers within reach
 /// of each other keep more pairs. Measured as the resident peak of each shipped scene with
 /// surface self-collision (90 or 60 frames, 1 and 2 threads, the larger) less the same bake's
-/// estimate without this term: 1,177 B (the drop sheet, 64² fallen on a ball and folded),
-/// 963 B (the layers), 546 B (the walk), 490 B (the garment), 0 B (the fold); 1,400 B covers
-/// them with some margin. (It was 800 B before the lanes, against 592 B for the drop sheet.) A
-/// cloth crumpled tighter than these, many layers deep, can take more.
-pub const SURFACE_BYTES_PER_FEATURE: u64 = 1400;
+/// estimate without this term: 733 B (the drop sheet, 64² fallen on a ball and folded), 569 B
+/// (the layers), 261 B (the walk), 205 B (the garment), 0 B (the fold); 1,000 B covers them with
+/// some margin. (It was 800 B before the lanes, against 592 B for the drop sheet; with the lanes
+/// in the queries' smaller cells the drop sheet took 1,177 B.) A cloth crumpled tighter than
+/// these, many layers deep, can take more.
+pub const SURFACE_BYTES_PER_FEATURE: u64 = 1000;
 
 /// Hands the free pages of the heap back to the system: what [`crate::bake`] and
 /// [`crate::bake_model`] do before they allocate, so that what building the model freed is not

@@ -122,6 +122,13 @@ fn cell(sc: &SurfaceCollision, pad: f32) -> f64 {
     (sc.mean_edge() + pad).max(f32::MIN_POSITIVE) as f64
 }
 
+/// The cell of a rebuild's edges' grid, as a multiple of [`cell`]. Its listings are tested in
+/// lanes (`super::lanes`), where one more listing of a cell costs little and one more cell an
+/// edge asks for (its bucket found, the edges below it skipped by a binary search) costs more,
+/// so cells larger than the queries' cost least (docs/performance.md, "Finding the kept pairs in
+/// lanes").
+const EDGE_CELLS: f64 = 2.5;
+
 /// Fills `near` (cleared first, in the grid's order) with the triangles of `grid` that are not
 /// `v`'s own and whose boxes meet `v`'s grown by `pad`.
 fn near_triangles(
@@ -234,6 +241,7 @@ pub(super) fn begin(
         forks.chunks_mut(&mut s.grids, 1, |g, grid| match g {
             0 => grid[0].build_boxes(cell, MAX_CELLS, sc.triangles().len(), |t| boxes.triangles[t]),
             _ => {
+                let cell = cell * EDGE_CELLS;
                 grid[0].build_boxes(cell, MAX_CELLS, sc.edges().len(), |e| half_grown(&boxes.edges[e], reach))
             }
         });
