@@ -53,31 +53,25 @@ pub(super) struct First {
     pub from: u32,
 }
 
-/// The listings of a rebuild's grid of features (of `P` particles each, at most three: the edges,
-/// their boxes [`half_grown`]) side by side, by place (`Grid::listings`), each with what the test of a
+/// The listings of a rebuild's edges' grid (their boxes [`half_grown`]) side by side, by place (`Grid::listings`), each with what the test of a
 /// pair needs of its feature, padded by [`LANES`] for whole loads.
 #[derive(Debug, Default)]
 pub(crate) struct Lanes {
-    /// The listing's cell along each axis; its feature (low bits) and start bits (from
-    /// [`START_SHIFT`]: `Listing::starts`); the feature's particles (their bits, compared for
-    /// equality only; the first `P` lanes of three).
-    ints: [Vec<i32>; 7],
-    /// The feature's box (m): its least corner, then its greatest.
+    /// The listing's cell along each axis; its edge (low bits) and start bits (from
+    /// [`START_SHIFT`]: `Listing::starts`); the edge's two particles (their bits, compared for
+    /// equality only).
+    ints: [Vec<i32>; 6],
+    /// The edge's box (m): its least corner, then its greatest.
     floats: [Vec<f32>; 6],
 }
 
 impl Lanes {
-    /// The lanes of `grid`'s listings, features with `particles` and `boxes`, lane by lane on
+    /// The lanes of `grid`'s listings, edges with `particles` and `boxes`, lane by lane on
     /// `forks`.
-    pub(super) fn fill<const P: usize>(
-        &mut self,
-        grid: &Grid,
-        (particles, boxes): (&[[u32; P]], &[Aabb]),
-        forks: Forks<'_>,
-    ) {
+    pub(super) fn fill(&mut self, grid: &Grid, (particles, boxes): (&[[u32; 2]], &[Aabb]), forks: Forks<'_>) {
         let listings = grid.listings();
         let n = listings.len() + LANES;
-        forks.chunks_mut(&mut self.ints[..ENDS + P], 1, |k, lane| {
+        forks.chunks_mut(&mut self.ints, 1, |k, lane| {
             let lane = &mut lane[0];
             lane.clear();
             // Sized once (extended, then padded, it would double).
@@ -101,15 +95,15 @@ impl Lanes {
         });
     }
 
-    /// Fills `near` (cleared first) with the features `f ≥ first.from` of `grid` (whose lanes
-    /// these are; `particles` and `boxes` theirs) that share no particle with `first` and whose
-    /// boxes meet `first.grown`: those listed in the cells of `first.half` that stand for their
-    /// pair with it there, then such big ones (in no particular order; a run's sort fixes it).
-    pub(super) fn near<const P: usize>(
+    /// Fills `near` (cleared first) with the edges `f ≥ first.from` of `grid` (whose lanes these
+    /// are; `particles` and `boxes` theirs) that share no particle with `first` and whose boxes
+    /// meet `first.grown`: those listed in the cells of `first.half` that stand for their pair
+    /// with it there, then such big ones (in no particular order; a run's sort fixes it).
+    pub(super) fn near(
         &self,
         grid: &Grid,
         first: &First,
-        (particles, boxes): (&[[u32; P]], &[Aabb]),
+        (particles, boxes): (&[[u32; 2]], &[Aabb]),
         near: &mut Vec<u32>,
     ) {
         let keeps = |f: u32| {
@@ -125,7 +119,7 @@ impl Lanes {
             let from =
                 places.start + self.ints[TAG][places.clone()].partition_point(|t| feature(t) < first.from);
             for j in (from..places.end).step_by(LANES) {
-                let mut bits = self.pairs::<P>(first, (cell, starts), j, places.end);
+                let mut bits = self.pairs(first, (cell, starts), j, places.end);
                 while bits != 0 {
                     near.push(feature(&self.ints[TAG][j + bits.trailing_zeros() as usize]));
                     bits &= bits - 1;
@@ -145,7 +139,7 @@ impl Lanes {
     /// `starts`), whose feature is from `first.from` on, shares no particle with it, and has a
     /// box that meets `first.grown`.
     #[inline]
-    fn pairs<const P: usize>(&self, first: &First, (cell, starts): (Cell, u32), j: usize, end: usize) -> u32 {
+    fn pairs(&self, first: &First, (cell, starts): (Cell, u32), j: usize, end: usize) -> u32 {
         let ints = |k: usize| {
             i32x8::from(<[i32; LANES]>::try_from(&self.ints[k][j..j + LANES]).expect("whole lanes"))
         };
@@ -163,7 +157,7 @@ impl Lanes {
         stands &= ((tag | i32x8::splat((starts << START_SHIFT) as i32)) & all_starts).simd_eq(all_starts);
         stands &= (tag & i32x8::splat((1 << START_SHIFT) - 1)).simd_gt(i32x8::splat(first.from as i32 - 1));
         let mut shared = i32x8::splat(0);
-        for k in 0..P {
+        for k in 0..2 {
             let b = ints(ENDS + k);
             shared |=
                 b.simd_eq(i32x8::splat(first.ends[0] as i32)) | b.simd_eq(i32x8::splat(first.ends[1] as i32));

@@ -14,8 +14,8 @@
 use std::ops::Range;
 
 use weft_core::surface_collision::{Contact, SEARCH_REACH, SurfaceCollision, common_shift};
+use weft_geometry::Grid;
 use weft_geometry::proximity::PairKind;
-use weft_geometry::{Aabb, Grid};
 
 use super::kept::{KEEP_MARGIN, far_apart, far_by_bound, pair_wander};
 use super::lanes::{first_edge, half_grown};
@@ -143,19 +143,8 @@ fn near_triangles(
     let grown = boxes.vertices[v as usize].grown(pad);
     grid.keep_in_box(&grown, near, |t| {
         let [a, b, c] = tris[t as usize];
-        meets(&grown, &boxes.triangles[t as usize]) & (a != v) & (b != v) & (c != v)
+        grown.overlaps(&boxes.triangles[t as usize]) & (a != v) & (b != v) & (c != v)
     });
-}
-
-/// [`Aabb::overlaps`] without a branch: whether the boxes share a point (false when a coordinate
-/// is NaN), for [`Grid::keep_in_box`].
-#[inline]
-fn meets(a: &Aabb, b: &Aabb) -> bool {
-    let mut meet = true;
-    for k in 0..3 {
-        meet &= (a.min[k] <= b.max[k]) & (b.min[k] <= a.max[k]);
-    }
-    meet
 }
 
 /// Fills `near` (cleared first, in the grid's order) with the edges `f > e` of `grid` that share
@@ -171,10 +160,13 @@ fn near_edges(
     near.clear();
     // As in `near_triangles`.
     let grown = boxes.edges[e].grown(pad);
-    grid.keep_in_box(&grown, near, |f| (f as usize > e) & meets(&grown, &boxes.edges[f as usize]));
-    near.retain(|&f| {
-        let b = all[f as usize];
-        !a.contains(&b[0]) && !a.contains(&b[1])
+    grid.for_each_in_box(&grown, |f| {
+        if f as usize > e && grown.overlaps(&boxes.edges[f as usize]) {
+            let b = all[f as usize];
+            if !a.contains(&b[0]) && !a.contains(&b[1]) {
+                near.push(f);
+            }
+        }
     });
 }
 
@@ -268,7 +260,7 @@ pub(super) fn rebuild_chunk(sc: &SurfaceCollision, s: &Scratch, c: usize, chunk:
     for &v in vertices {
         near_triangles(sc, (boxes, reach, &s.grids[0]), v, near);
         run.clear();
-        run.extend(near.iter().map(|&t| run_key(s.boxes.gap((PairKind::VertexTriangle, v, t)), t)));
+        run.extend(near.iter().map(|&t| run_key(boxes.gap((PairKind::VertexTriangle, v, t)), t)));
         keep_run(run, (&mut chunk.second, &mut chunk.gap, &mut chunk.starts));
         chunk.features.push(v);
         chunk.homes.push(s.kept.home(v));
@@ -281,7 +273,7 @@ pub(super) fn rebuild_chunk(sc: &SurfaceCollision, s: &Scratch, c: usize, chunk:
             near,
         );
         run.clear();
-        run.extend(near.iter().map(|&f| run_key(s.boxes.gap((PairKind::EdgeEdge, e as u32, f)), f)));
+        run.extend(near.iter().map(|&f| run_key(boxes.gap((PairKind::EdgeEdge, e as u32, f)), f)));
         keep_run(run, (&mut chunk.second, &mut chunk.gap, &mut chunk.starts));
         chunk.features.push(e as u32);
         chunk.homes.push(s.kept.home(sc.edges()[e][0]));
