@@ -301,13 +301,16 @@ impl Kept {
         64.0 * f32::EPSILON * (most + sc.search_pad())
     }
 
-    /// The home of a kept pair whose first particle is `first`: that particle's cluster. Every
+    /// The home of a kept pair whose first feature's particles are `first`: the cluster of its
+    /// first particle, with [`SPLIT`] set when another of them lies in another cluster. Every
     /// particle of a kept pair lies in its home or a cluster near it (in `near_pairs`): the
     /// pair's features were within the reach of each other at the anchor, so any two of its
     /// points were within the reach plus two extents along every axis, which is less than
     /// `near`.
-    pub(super) fn home(&self, first: u32) -> u32 {
-        self.cluster[first as usize]
+    pub(super) fn home(&self, first: &[u32]) -> u32 {
+        let home = self.cluster[first[0] as usize];
+        let split = first.iter().any(|&i| self.cluster[i as usize] != home);
+        home | if split { SPLIT } else { 0 }
     }
 
     /// Fills `wander.near` and `wander.most_motion` from its particles and centres. A `NaN`
@@ -390,13 +393,19 @@ fn largest_magnitude<const N: usize>(values: [f32; N]) -> f32 {
 /// 1 and the share of a bound of sums of wanders that covers their rounding.
 const ROUNDING: f32 = 1.0 + 1e-4;
 
+/// The bit of a home ([`Kept::home`]) that says the first feature's particles lie in more than
+/// one cluster (clusters number at most [`MAX_CELLS`], far below it).
+const SPLIT: u32 = 1 << 31;
+
 impl Wander {
     /// At least [`pair_wander`]'s sum of any kept pair of the run of a first feature whose
-    /// particles are `first`, at home in cluster `home` (m): the most wander and motion of those
-    /// particles (the pair's first feature's, exactly), the most wander and motion in
-    /// `N(home)` (its second feature's points lie there, `Kept::home`), and twice the farthest
-    /// centre of `N(home)` from `home`'s (two points' clusters' centres are no farther apart), all
-    /// with 1/10,000 for rounding.
+    /// particles are `first`, at home in `home` ([`Kept::home`]) (m): the most wander and motion
+    /// of those particles (the pair's first feature's, exactly), the most wander and motion in
+    /// `N(home)` (its second feature's points lie there), and how far apart two of the pair's
+    /// points' clusters' centres can be: at most the farthest centre of `N(home)` from home's
+    /// when the first feature lies in its home alone, else twice that, all with 1/10,000 for
+    /// rounding. (The centres' distances are the same `f32` lengths of the same differences, up
+    /// to sign, in both.)
     #[inline]
     pub(super) fn run_bound(&self, home: u32, first: &[u32]) -> f32 {
         let up = |x: f32| if x.is_nan() { f32::INFINITY } else { x };
@@ -404,8 +413,9 @@ impl Wander {
             let w = self.particles[i as usize];
             [m[0].max(up(w[0])), m[1].max(up(w[1]))]
         });
-        let [wander, motion, far] = self.near[home as usize];
-        (own[0] + own[1] + wander + motion + 2.0 * far) * ROUNDING
+        let [wander, motion, far] = self.near[(home & !SPLIT) as usize];
+        let apart = if home & SPLIT == 0 { far } else { 2.0 * far };
+        (own[0] + own[1] + wander + motion + apart) * ROUNDING
     }
 }
 

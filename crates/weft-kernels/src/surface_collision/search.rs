@@ -263,7 +263,7 @@ pub(super) fn rebuild_chunk(sc: &SurfaceCollision, s: &Scratch, c: usize, chunk:
         run.extend(near.iter().map(|&t| run_key(boxes.gap((PairKind::VertexTriangle, v, t)), t)));
         keep_run(run, (&mut chunk.second, &mut chunk.gap, &mut chunk.starts));
         chunk.features.push(v);
-        chunk.homes.push(s.kept.home(v));
+        chunk.homes.push(s.kept.home(&[v]));
     }
     for e in share(c, sc.edges().len()) {
         s.edge_lanes.near(
@@ -276,7 +276,7 @@ pub(super) fn rebuild_chunk(sc: &SurfaceCollision, s: &Scratch, c: usize, chunk:
         run.extend(near.iter().map(|&f| run_key(boxes.gap((PairKind::EdgeEdge, e as u32, f)), f)));
         keep_run(run, (&mut chunk.second, &mut chunk.gap, &mut chunk.starts));
         chunk.features.push(e as u32);
-        chunk.homes.push(s.kept.home(sc.edges()[e][0]));
+        chunk.homes.push(s.kept.home(&sc.edges()[e]));
     }
     chunk.starts.push(chunk.second.len() as u32);
     chunk.floor.clear();
@@ -458,6 +458,41 @@ mod tests {
         b.build().unwrap()
     }
 
+    /// A crumpled sheet of `n × n` particles 2 cm apart: lifted by `scale` times `lift` (100
+    /// values in `-1..1`), moved `offset` along every axis, particle `far` thrown 40 m up;
+    /// surface self-collision at `thickness` times the most a build allows (half the shortest
+    /// edge). `None` for a sheet crumpled so that an edge is under 1 mm.
+    fn crumpled(
+        n: u32,
+        lift: &[f32],
+        (scale, offset): (f32, f32),
+        far: Option<usize>,
+        thickness: f32,
+    ) -> Option<Model> {
+        let spacing = 0.02;
+        let positions: Vec<[f32; 3]> = (0..(n * n) as usize)
+            .map(|k| {
+                let (i, j) = ((k as u32 % n) as f32, (k as u32 / n) as f32);
+                let y = if far == Some(k) { 40.0 } else { scale * lift[k] };
+                [offset + i * spacing + 0.3 * scale * lift[99 - k], offset + y, offset + j * spacing]
+            })
+            .collect();
+        let mut triangles = Vec::new();
+        for j in 0..n - 1 {
+            for i in 0..n - 1 {
+                let a = j * n + i;
+                triangles.extend([[a, a + 1, a + n + 1], [a, a + n + 1, a + n]]);
+            }
+        }
+        let d = |a: u32, b: u32| {
+            let (p, q) = (positions[a as usize], positions[b as usize]);
+            (0..3).map(|k| (p[k] as f64 - q[k] as f64).powi(2)).sum::<f64>().sqrt()
+        };
+        let sides = triangles.iter().flat_map(|t| [d(t[0], t[1]), d(t[1], t[2]), d(t[2], t[0])]);
+        let shortest = sides.fold(f64::MAX, f64::min) as f32;
+        (shortest > 1e-3).then(|| model(positions, triangles, 0.5 * thickness * shortest))
+    }
+
     proptest! {
         #![proptest_config(ProptestConfig { cases: 64, ..ProptestConfig::default() })]
 
@@ -476,30 +511,9 @@ mod tests {
             far in prop::option::of(0usize..100),
             thickness in 0.01f32..0.99,
         ) {
-            let spacing = 0.02;
-            let positions: Vec<[f32; 3]> = (0..(n * n) as usize)
-                .map(|k| {
-                    let (i, j) = ((k as u32 % n) as f32, (k as u32 / n) as f32);
-                    let y = if far == Some(k) { 40.0 } else { scale * lift[k] };
-                    [offset + i * spacing + 0.3 * scale * lift[99 - k], offset + y, offset + j * spacing]
-                })
-                .collect();
-            let mut triangles = Vec::new();
-            for j in 0..n - 1 {
-                for i in 0..n - 1 {
-                    let a = j * n + i;
-                    triangles.extend([[a, a + 1, a + n + 1], [a, a + n + 1, a + n]]);
-                }
-            }
-            // A thickness of at most half the shortest edge, as a build allows (as a fraction).
-            let d = |a: u32, b: u32| {
-                let (p, q) = (positions[a as usize], positions[b as usize]);
-                (0..3).map(|k| (p[k] as f64 - q[k] as f64).powi(2)).sum::<f64>().sqrt()
-            };
-            let sides = triangles.iter().flat_map(|t| [d(t[0], t[1]), d(t[1], t[2]), d(t[2], t[0])]);
-            let shortest = sides.fold(f64::MAX, f64::min) as f32;
-            prop_assume!(shortest > 1e-3);
-            let m = model(positions, triangles, 0.5 * thickness * shortest);
+            let m = crumpled(n, &lift, (scale, offset), far, thickness);
+            prop_assume!(m.is_some());
+            let m = m.expect("assumed");
             let sc = m.surface_collision();
             let prev = m.particles().positions().to_vec();
             let mut b = Buffers::default();
@@ -523,6 +537,64 @@ mod tests {
             kept.sort_unstable();
             want.sort_unstable();
             prop_assert_eq!(kept, want);
+        }
+
+        /// The bound of a run is at least every one of its kept pairs' wander sums, so that a
+        /// floor it proves far is far for `far_apart` too: on a crumpled sheet anchored, then
+        /// moved by waves (parts of it apart, each cluster's centre its own way) and stepped on.
+        /// Fails if a run whose first edge spans two clusters is given the farthest centre once.
+        #[test]
+        fn a_run_bound_holds_each_pair_of_its_run(
+            n in 3u32..10,
+            lift in prop::collection::vec(-1.0f32..1.0, 100),
+            scale in prop::sample::select(vec![0.005f32, 0.02, 0.2]),
+            offset in prop::sample::select(vec![0.0f32, 1e3]),
+            thickness in 0.01f32..0.99,
+            waves in prop::array::uniform4(-1.0f32..1.0),
+        ) {
+            let m = crumpled(n, &lift, (scale, offset), None, thickness);
+            prop_assume!(m.is_some());
+            let m = m.expect("assumed");
+            let sc = m.surface_collision();
+            let anchor = m.particles().positions().to_vec();
+            let mut b = Buffers::default();
+            begin(sc, &anchor, &anchor, &mut b.scratch, Forks::ALONE);
+            for (c, chunk) in b.chunks.iter_mut().enumerate() {
+                rebuild_chunk(sc, &b.scratch, c, chunk);
+            }
+            // Waves a few clusters long, up to a tenth of an edge: the kept pairs still cover.
+            let moved = |x: &[Record], amp: f32, phase: f32| -> Vec<Record> {
+                x.iter()
+                    .map(|p| {
+                        let w = (p[0] * 40.0 + p[2] * 25.0 + phase).sin() * amp * 0.002;
+                        [p[0] + w, p[1] - w, p[2] + 0.5 * w, p[3]]
+                    })
+                    .collect()
+            };
+            let prev = moved(&anchor, waves[0], waves[1]);
+            let now = moved(&prev, waves[2], waves[3]);
+            let s = &mut b.scratch;
+            begin(sc, &prev, &now, s, Forks::ALONE);
+            prop_assume!(!s.rebuild);
+            prepare(sc, &prev, &now, s, Forks::ALONE);
+            prop_assert!(s.covered);
+            let mut runs = 0;
+            for chunk in &b.chunks {
+                for f in 0..chunk.homes.len() {
+                    let (kind, first) = (chunk.kind(f), chunk.features[f]);
+                    let own = match kind {
+                        PairKind::VertexTriangle => &[first][..],
+                        PairKind::EdgeEdge => &sc.edges()[first as usize][..],
+                    };
+                    let bound = s.wander.run_bound(chunk.homes[f], own);
+                    for k in chunk.starts[f] as usize..chunk.starts[f + 1] as usize {
+                        let [off, step] = pair_wander(sc, &s.kept, (kind, first, chunk.second[k]), &s.wander);
+                        prop_assert!(off + step <= bound, "{:?} {} {}: {} + {} over {}", kind, first, chunk.second[k], off, step, bound);
+                    }
+                    runs += 1;
+                }
+            }
+            prop_assert!(runs > 0);
         }
     }
 }
