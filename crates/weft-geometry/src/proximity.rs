@@ -5,6 +5,10 @@
 //! Everything here works in `f64` on positions in m, so that the rounding of the tests is far
 //! below the gaps (a tenth of a millimetre and up) they decide on.
 
+mod separation;
+
+pub use separation::separations;
+
 /// A point in m.
 pub type P = [f64; 3];
 
@@ -158,16 +162,6 @@ pub fn feature_distance(kind: PairKind, points: [P; 4]) -> f64 {
     }
 }
 
-fn cross(a: P, b: P) -> P {
-    [a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0]]
-}
-
-/// `a` less its component along `e` (`a` itself when `e` is zero).
-fn across(a: P, e: P) -> P {
-    let ee = dot(e, e);
-    if ee > 0.0 { sub(a, e.map(|c| c * dot(a, e) / ee)) } else { a }
-}
-
 /// A lower bound in m of [`feature_distance`], from separating axes: the largest gap, over a
 /// few directions, between the projections of the first feature's points and the second's (0
 /// where none separates them). The distance is at least the gap along any direction, so the
@@ -177,40 +171,7 @@ fn across(a: P, e: P) -> P {
 /// edge normals in its plane, the line between two edges' middles less each edge's own
 /// direction) and features across layers (a triangle's normal, the common normal of two edges).
 pub fn separation(kind: PairKind, points: [P; 4]) -> f64 {
-    let p = points.map(|q| sub(q, points[0]));
-    let split = if kind == PairKind::VertexTriangle { 1 } else { 2 };
-    let (a, b) = p.split_at(split);
-    let gap = |u: P| -> f64 {
-        let n = norm(u);
-        if !(n > 0.0 && n.is_finite()) {
-            return 0.0;
-        }
-        let (mut a_lo, mut a_hi) = (f64::INFINITY, f64::NEG_INFINITY);
-        for &q in a {
-            (a_lo, a_hi) = (a_lo.min(dot(u, q)), a_hi.max(dot(u, q)));
-        }
-        let (mut b_lo, mut b_hi) = (f64::INFINITY, f64::NEG_INFINITY);
-        for &q in b {
-            (b_lo, b_hi) = (b_lo.min(dot(u, q)), b_hi.max(dot(u, q)));
-        }
-        ((b_lo - a_hi).max(a_lo - b_hi) / n).max(0.0)
-    };
-    match kind {
-        PairKind::VertexTriangle => {
-            let [v, t0, t1, t2] = p;
-            let normal = cross(sub(t1, t0), sub(t2, t0));
-            let centre = combine([1.0 / 3.0; 3], [t0, t1, t2]);
-            let sides = [sub(t1, t0), sub(t2, t1), sub(t0, t2)].map(|e| gap(cross(normal, e)));
-            gap(normal).max(gap(sub(centre, v))).max(sides[0]).max(sides[1]).max(sides[2])
-        }
-        PairKind::EdgeEdge => {
-            let [a0, a1, b0, b1] = p;
-            let (ea, eb) = (sub(a1, a0), sub(b1, b0));
-            let between = sub(combine([0.5, 0.5], [b0, b1]), combine([0.5, 0.5], [a0, a1]));
-            let axes = [cross(ea, eb), between, across(between, ea), across(between, eb)];
-            axes.into_iter().map(gap).fold(0.0, f64::max)
-        }
-    }
+    separation::separation_in::<f64>(kind, points)
 }
 
 /// A bound in m on how much the distance between the two features can change when their points

@@ -13,6 +13,7 @@
 use weft_core::surface_collision::{SEARCH_REACH, SurfaceCollision};
 use weft_geometry::Aabb;
 use weft_geometry::proximity::{self, PairKind};
+use wide::f64x4;
 
 use super::{FeatureBoxes, Pair, particles};
 use crate::records::Record;
@@ -231,13 +232,31 @@ impl Kept {
     /// A lower bound of the distance between the features of `pair` at the anchor (m):
     /// `weft_geometry::proximity::separation`, rounded down to `f32`.
     pub(super) fn floor(&self, sc: &SurfaceCollision, pair: Pair) -> f32 {
-        let points = particles(sc, pair).map(|i| {
+        round_down(proximity::separation(pair.0, self.anchor_points(sc, pair)))
+    }
+
+    /// [`Kept::floor`] of four pairs of one kind at once (`proximity::separations`), the same
+    /// bits.
+    pub(super) fn floors(&self, sc: &SurfaceCollision, pairs: &[Pair; 4]) -> [f32; 4] {
+        let mut lanes = [[[0.0f64; 4]; 3]; 4];
+        for (l, &pair) in pairs.iter().enumerate() {
+            for (i, &p) in particles(sc, pair).iter().enumerate() {
+                let a = self.anchor[p as usize];
+                for k in 0..3 {
+                    lanes[i][k][l] = f64::from(a[k]);
+                }
+            }
+        }
+        let d = proximity::separations(pairs[0].0, lanes.map(|point| point.map(f64x4::from)));
+        d.to_array().map(round_down)
+    }
+
+    /// The points of `pair` at the anchor (m).
+    fn anchor_points(&self, sc: &SurfaceCollision, pair: Pair) -> [[f64; 3]; 4] {
+        particles(sc, pair).map(|i| {
             let a = self.anchor[i as usize];
             [a[0], a[1], a[2]].map(f64::from)
-        });
-        let d = proximity::separation(pair.0, points);
-        let f = d as f32;
-        if f as f64 > d { f.next_down() } else { f }
+        })
     }
 
     /// Each particle's wander in a step from `prev` to `now` (m, into `wander`): how far it is
@@ -602,6 +621,12 @@ impl Wander {
 #[inline]
 fn larger(m: f32, v: f32) -> f32 {
     if v > m { v } else { m }
+}
+
+/// `d` (m) rounded down to `f32`.
+fn round_down(d: f64) -> f32 {
+    let f = d as f32;
+    if f as f64 > d { f.next_down() } else { f }
 }
 
 /// The length of `v` (m).

@@ -288,22 +288,42 @@ pub(super) fn rebuild_chunk(sc: &SurfaceCollision, s: &Scratch, c: usize, chunk:
 
 /// The floors (`Kept::floor`) of the chunk's kept pairs whose gap is within the contacts'
 /// reach (`SEARCH_REACH·h_max`): no bound of the scan can show such a pair far by its gap, so
-/// the first step whose boxes of it meet needs its floor. Made here, one after another, they
-/// overlap; made by the scan, each waited on its own chain of loads, root and quotient between
-/// the scan's branches (the drop sheet's first 30 frames on 1 thread 2–3 % faster; the same
-/// floors, so the same bits).
+/// the first step whose boxes of it meet needs its floor. Made here, four pairs of a kind at a
+/// time in lanes (`Kept::floors`), where the scan made each alone behind its own chain of
+/// loads, roots and quotients; the same floors, so the same bits.
 fn eager_floors(sc: &SurfaceCollision, s: &Scratch, chunk: &mut Chunk) {
     let reach = SEARCH_REACH * sc.max_thickness();
+    // Up to four pairs of the kind being read (`held` of them), and where their floors go.
+    let mut batch = [(0usize, (PairKind::VertexTriangle, 0u32, 0u32)); 4];
+    let mut held = 0;
+    let flush = |batch: &[(usize, Pair)], floor: &mut [f32]| {
+        if let Some(&(_, last)) = batch.last() {
+            let pairs = std::array::from_fn(|l| batch.get(l).map_or(last, |b| b.1));
+            for (&(k, _), f) in batch.iter().zip(s.kept.floors(sc, &pairs)) {
+                floor[k] = f;
+            }
+        }
+    };
     for f in 0..chunk.features.len() {
         let (kind, first) = (chunk.kind(f), chunk.features[f]);
+        if f == chunk.vertex_count {
+            flush(&batch[..held], &mut chunk.floor);
+            held = 0;
+        }
         // A run is in order of gap: its pairs within the reach come first.
         for k in chunk.starts[f] as usize..chunk.starts[f + 1] as usize {
             if chunk.gap[k] > reach {
                 break;
             }
-            chunk.floor[k] = s.kept.floor(sc, (kind, first, chunk.second[k]));
+            batch[held] = (k, (kind, first, chunk.second[k]));
+            held += 1;
+            if held == batch.len() {
+                flush(&batch, &mut chunk.floor);
+                held = 0;
+            }
         }
     }
+    flush(&batch[..held], &mut chunk.floor);
 }
 
 /// Appends one feature's run (its pairs' [`run_key`]s), sorted nearest first (then by second
