@@ -586,6 +586,7 @@ mod tests {
         /// floor it proves far is far for `far_apart` too: on a crumpled sheet anchored, then
         /// moved by waves (parts of it apart, each cluster's centre its own way) and stepped on.
         /// Fails if a run whose first edge spans two clusters is given the farthest centre once.
+        /// Before the step, holds the floors the rebuild made.
         #[test]
         fn a_run_bound_holds_each_pair_of_its_run(
             n in 3u32..10,
@@ -604,6 +605,18 @@ mod tests {
             begin(sc, &anchor, &anchor, &mut b.scratch, Forks::ALONE);
             for (c, chunk) in b.chunks.iter_mut().enumerate() {
                 rebuild_chunk(sc, &b.scratch, c, chunk);
+            }
+            // The rebuild made the floors of the pairs within the contacts' reach, four at a
+            // time, each the one pair's own (`Kept::floor`), and no other.
+            let reach = SEARCH_REACH * sc.max_thickness();
+            for chunk in &b.chunks {
+                for (k, (pair, floor)) in chunk.kept().enumerate() {
+                    if chunk.gap[k] <= reach {
+                        prop_assert_eq!(floor, b.scratch.kept.floor(sc, pair), "{:?}", pair);
+                    } else {
+                        prop_assert!(floor.is_nan(), "{:?}", pair);
+                    }
+                }
             }
             // Waves a few clusters long, up to a tenth of an edge: the kept pairs still cover.
             let moved = |x: &[Record], amp: f32, phase: f32| -> Vec<Record> {
