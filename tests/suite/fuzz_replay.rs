@@ -162,6 +162,27 @@ fn regression_nan_velocity_following_pins() {
     regression("arbitrary_scene", "nan-velocity-following-pins", weft_testkit::fuzzing::arbitrary_scene);
 }
 
+/// `arbitrary_scene`: a tame scene of two copies of a cloth whose one hinge lies folded flat (its
+/// wings and one edge end on one line, all three pinned): the free end's gradient is 0 in exact
+/// arithmetic, and the two paths, with the same positions to the bit, disagreed on whether it
+/// was degenerate (the SIMD form rounded its `Σ wᵢ|∇ᵢ|²` to 0, the reference's to 1e-15 and
+/// projected a `Δλ` of 0). The rule it broke: both paths skip the same projections. A hinge whose
+/// free corners weigh at most `IMMOVABLE` of what its corners could is now skipped in both.
+#[test]
+fn regression_immovable_flat_hinge() {
+    let scene = regression_scene("immovable-flat-hinge-538bf481");
+    assert!(scene.well_conditioned(), "the counts are compared");
+    let mut fast = scene.build(scene.cloths()).expect("the finding's scene builds");
+    let mut reference = weft_reference::ReferenceSolver::from_model(&fast);
+    let options = weft_kernels::StepOptions { path: weft_kernels::KernelPath::Simd, residual: false };
+    for step in 0..weft_testkit::fuzzing::ARBITRARY_STEPS {
+        let (a, b) = (weft_kernels::step(&mut fast, &options), reference.step());
+        assert_eq!(a.degenerate(), 2, "step {step}: each copy's hinge skipped (SIMD)");
+        assert_eq!(b.degenerate, 2, "step {step}: each copy's hinge skipped (reference)");
+    }
+    regression("arbitrary_scene", "immovable-flat-hinge-538bf481", weft_testkit::fuzzing::arbitrary_scene);
+}
+
 /// The agreement check of `arbitrary_scene` is not vacuous: some corpus inputs are
 /// well-conditioned scenes that build and have constraints, some of those have particle and
 /// surface self-collision, and some have two cloths whose surface contacts meet each other.

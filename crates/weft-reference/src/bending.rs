@@ -28,7 +28,7 @@
 
 use glam::Vec3;
 use weft_core::Model;
-use weft_core::kinds::bending::{BendingConstraint as Packed, MAX_SPAN, MIN_EDGE, MIN_HEIGHT};
+use weft_core::kinds::bending::{BendingConstraint as Packed, IMMOVABLE, MAX_SPAN, MIN_EDGE, MIN_HEIGHT};
 use weft_core::settings::TimeStep;
 
 use crate::distance::Projection;
@@ -113,10 +113,18 @@ impl BendingConstraint {
         let mut weighted = 0.0;
         // Σ ∇ᵢθ·(xᵢ − xᵢ_prev): how much the angle has turned over this step so far (rad).
         let mut turned = 0.0;
+        // The most the corners could weigh: max wᵢ · Σ|∇ᵢθ|².
+        let (mut heaviest, mut weight) = (0.0f32, 0.0);
         for (g, &i) in hinge.gradients.iter().zip(&ids) {
             let p = &particles[i];
             weighted += p.inv_mass * g.length_squared();
             turned += g.dot(p.position - p.prev_position);
+            heaviest = heaviest.max(p.inv_mass);
+            weight += g.length_squared();
+        }
+        // Free corners that cannot turn the hinge (`weft_core::kinds::bending`'s module docs).
+        if weighted.partial_cmp(&(IMMOVABLE * heaviest * weight)) != Some(std::cmp::Ordering::Greater) {
+            return Projection::Degenerate;
         }
         let numerator = -c - alpha_tilde * self.lambda - gamma * turned;
         let denominator = (1.0 + gamma) * weighted + alpha_tilde;

@@ -46,7 +46,11 @@
 //! edge line; then every gradient is below `1/MIN_HEIGHT` per wing. In the rest shape a hinge that
 //! breaks this is refused (a zero-area triangle, coincident edge ends, a span beyond what `f32`
 //! projects). At run time the kernels skip it through a mask (`Δλ = 0`) and count it, as they
-//! do when the denominator or `Δλ` would not be finite.
+//! do when the denominator or `Δλ` would not be finite, and when the free corners cannot turn
+//! the hinge: `Σ wᵢ|∇ᵢ|²` at most [`IMMOVABLE`] times `max wᵢ · Σ |∇ᵢ|²` (a hinge folded flat
+//! with its wings and one edge end on one line, all pinned but the other end, whose gradient is
+//! 0 in exact arithmetic: two forms of the gradients round it to 0 or to a residue a millionth of
+//! the others, and a projection by that residue would move the free corner by `C` over it).
 //!
 //! # Projecting
 //!
@@ -97,6 +101,11 @@ pub const MIN_EDGE: f32 = distance::MIN_LENGTH;
 /// 1 µm. The gradient at a wing is `1/height`, so it stays below 10⁶ rad/m; a lower wing (a
 /// triangle collapsing onto the edge) has no usable normal.
 pub const MIN_HEIGHT: f32 = 1e-6;
+
+/// The share of `max wᵢ · Σ |∇ᵢ|²` (the most the corners could weigh) at or below which
+/// `Σ wᵢ|∇ᵢ|²` leaves a hinge unprojected: its free corners' gradients are at most a millionth
+/// of the hinge's (module docs, "Degenerate hinges").
+pub const IMMOVABLE: f32 = 1e-12;
 
 /// Longest edge and highest wing (m) a kernel projects: the distance constraints'
 /// [`MAX_LENGTH`](distance::MAX_LENGTH), 10⁹ m. It keeps `|n|²` (up to `MAX_SPAN⁴` = 10³⁶ m⁴)
@@ -572,6 +581,9 @@ pub fn bending_delta<R: Real>(
     let dlambda = num / den;
     let finite = R::splat(f32::MAX);
     let solvable = R::and(R::and(den.gt(R::splat(0.0)), den.le(finite)), dlambda.abs().le(finite));
+    let heaviest = w[0].max(w[1]).max(w[2].max(w[3]));
+    let weight = (h.grad2[0] + h.grad2[1]) + (h.grad2[2] + h.grad2[3]);
+    let solvable = R::and(solvable, mass.gt(R::splat(IMMOVABLE) * heaviest * weight));
     let valid = R::and(h.valid, solvable);
     let zero = R::splat(0.0);
     // A degenerate lane's gradient may be infinite or NaN: zero it, so that `∇·Δλ` is 0 too.
@@ -865,6 +877,26 @@ mod tests {
         assert!((c - 0.2).abs() < 1e-6, "{c}");
         assert_eq!(wrap_angle(0.5f32, 0.25), 0.25);
         assert!(wrap_angle(pi, 0.0) <= pi && wrap_angle(-pi, 0.0) > -pi);
+    }
+
+    /// A hinge folded flat, its wings and the end `a` on one line, all pinned but the end `b`:
+    /// `∇_b` is 0 in exact arithmetic, so `b` cannot turn it, and it is skipped (the fuzz finding
+    /// `immovable-flat-hinge`); with a wing free too it is projected.
+    #[test]
+    fn an_immovable_hinge_is_masked() {
+        let x = [[0.75, 0.0, 0.02], [1.25, 0.25, 0.03], [0.5, 0.0, 0.02], [0.0, 0.0, 0.02f32]];
+        let d = bending_delta(x, [0.0, 0.1, 0.0, 0.0], 0.0, 0.0, 0.0, None);
+        assert!(!d.valid && d.dlambda == 0.0);
+        let lanes = bending_delta(
+            x.map(|p| p.map(f32x8::splat)),
+            [0.0, 0.1, 0.0, 0.0].map(f32x8::splat),
+            f32x8::splat(0.0),
+            f32x8::splat(0.0),
+            f32x8::splat(0.0),
+            None,
+        );
+        assert_eq!(lanes.valid.to_bitmask(), 0);
+        assert!(bending_delta(x, [0.0, 0.1, 0.1, 0.0], 0.0, 0.0, 0.0, None).valid);
     }
 
     #[test]
