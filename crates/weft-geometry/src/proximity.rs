@@ -5,34 +5,17 @@
 //! Everything here works in `f64` on positions in m, so that the rounding of the tests is far
 //! below the gaps (a tenth of a millimetre and up) they decide on.
 
+mod reals;
 mod separation;
 
+use reals::{combine, dot, sub};
 pub use separation::separations;
 
 /// A point in m.
 pub type P = [f64; 3];
 
-fn sub(a: P, b: P) -> P {
-    [a[0] - b[0], a[1] - b[1], a[2] - b[2]]
-}
-
-fn dot(a: P, b: P) -> f64 {
-    a[0] * b[0] + a[1] * b[1] + a[2] * b[2]
-}
-
 fn norm(a: P) -> f64 {
     dot(a, a).sqrt()
-}
-
-/// `Σ w_k p_k`.
-fn combine<const N: usize>(w: [f64; N], p: [P; N]) -> P {
-    let mut out = [0.0; 3];
-    for k in 0..N {
-        for (o, c) in out.iter_mut().zip(p[k]) {
-            *o += w[k] * c;
-        }
-    }
-    out
 }
 
 /// Barycentric weights `[wa, wb, wc]` (each in `0..=1`, summing to 1) of the point of triangle
