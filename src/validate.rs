@@ -232,17 +232,18 @@ fn constraints(s: &mut String, model: &Model) {
     let _ = writeln!(s, "dropped:        {} (both ends pinned: they can never move)", report.dropped_pinned);
     let _ = writeln!(
         s,
-        "solve:          kind       constraints  blocks  colours/block  across blocks (colours)  serial  SIMD batches  lane fill"
+        "solve:          kind       constraints  blocks  colours/block  across blocks (strands, colours)  serial  SIMD batches  lane fill"
     );
     for (kind, set) in report.sets.iter() {
         let _ = writeln!(
             s,
-            "                {:<9} {:>12} {:>7} {:>14} {:>15} ({:>3}) {:>12} {:>13} {:>11}",
+            "                {:<9} {:>12} {:>7} {:>14} {:>22} ({:>3}, {:>3}) {:>7} {:>13} {:>10}",
             kind.info().name,
             set.constraints,
             set.blocks,
             set.block_colours,
-            set.boundary_colours.iter().sum::<usize>(),
+            set.across(),
+            set.strands.len(),
             set.boundary_colours.len(),
             set.serial,
             set.batches,
@@ -252,7 +253,8 @@ fn constraints(s: &mut String, model: &Model) {
     let _ = writeln!(
         s,
         "                (blocks of up to {} particles are solved in parallel, each colour by colour; \
-         constraints across blocks follow, colour by colour; {} lanes per SIMD batch)",
+         constraints across blocks follow: each strand colour by colour, in parallel, then the \
+         boundary colours one by one; {} lanes per SIMD batch)",
         weft_core::colouring::BLOCK_PARTICLES,
         LANES
     );

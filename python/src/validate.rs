@@ -175,7 +175,8 @@ fn solve<'py>(py: Python<'py>, model: &Model) -> PyResult<Bound<'py, PyDict>> {
         s.set_item("constraints", set.constraints)?;
         s.set_item("blocks", set.blocks)?;
         s.set_item("colours_per_block", set.block_colours)?;
-        s.set_item("across_blocks", set.boundary_colours.iter().sum::<usize>())?;
+        s.set_item("across_blocks", set.across())?;
+        s.set_item("across_block_strands", set.strands.len())?;
         s.set_item("across_block_colours", set.boundary_colours.len())?;
         s.set_item("serial", set.serial)?;
         s.set_item("simd_batches", set.batches)?;

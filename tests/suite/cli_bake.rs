@@ -159,15 +159,15 @@ fn validate_prints_the_model() {
         assert!(text.lines().any(|l| l == line), "no line {line:?} in\n{text}");
     }
     // One block holds all 12 particles: 29 constraints in 8 colours of one batch each (8 lanes),
-    // none across blocks, none serial; 29 of 64 lanes used.
+    // none across blocks (no strand, no boundary colour), none serial; 29 of 64 lanes used.
     let row = |kind: &str| text.lines().find(|l| l.trim_start().starts_with(kind)).unwrap().to_string();
     let cells = |kind: &str| row(kind).split_whitespace().map(str::to_string).collect::<Vec<_>>();
     assert_eq!(
         cells("distance"),
-        ["distance", "29", "1", "8", "0", "(", "0)", "0", "8", "45.3", "%"],
+        ["distance", "29", "1", "8", "0", "(", "0,", "0)", "0", "8", "45.3", "%"],
         "{text}"
     );
-    assert_eq!(cells("bending"), ["bending", "0", "0", "0", "0", "(", "0)", "0", "0", "-"], "{text}");
+    assert_eq!(cells("bending"), ["bending", "0", "0", "0", "0", "(", "0,", "0)", "0", "0", "-"], "{text}");
     assert!(text.contains("memory:         about "), "{text}");
 }
 

@@ -262,7 +262,7 @@ fn kind_rows(n: u32, rounds: usize, out: &mut String) -> anyhow::Result<()> {
             "\n{n}×{n} hanging cloth, {name}: {count} constraints in {} blocks + {} across blocks, \
              {:.1}% lane fill; {sweeps} sweeps per round, {rounds} rounds",
             set.blocks,
-            set.boundary_colours.iter().sum::<usize>(),
+            set.across(),
             set.fill * 100.0
         )?;
         writeln!(out, "  {:<34} {:>12} {:>12}", "variant", "Mproj/s", "ms/sweep")?;
@@ -290,7 +290,7 @@ fn distance_rows(n: u32, rounds: usize, threads: usize, out: &mut String) -> any
     let series = measure(&mut variants, sweeps, rounds);
     let fill = model.report().sets.distance.fill * 100.0;
     let r = model.report();
-    let boundary: usize = r.sets.distance.boundary_colours.iter().sum();
+    let boundary = r.sets.distance.across();
     writeln!(
         out,
         "\n{n}×{n} grid: {constraints} distance constraints (stretch + shear) in {} blocks \

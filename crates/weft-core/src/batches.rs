@@ -177,8 +177,8 @@ impl<const K: usize, const P: usize> Batches<K, P> {
         self.lambda.fill(Lanes::splat(0.0));
     }
 
-    /// The constraints in the order the solver projects them (blocks, boundary colours, serial
-    /// list; batch by batch, lane by lane), each with its current `λ`.
+    /// The constraints in the order the solver projects them (blocks, strands, boundary colours,
+    /// serial list; batch by batch, lane by lane), each with its current `λ`.
     pub fn solve_order(&self) -> impl Iterator<Item = (Packed<K, P>, f32)> + '_ {
         let d = &self.data;
         (0..d.plan.len()).flat_map(move |b| {
@@ -213,7 +213,12 @@ impl<const K: usize, const P: usize> Batches<K, P> {
         self.data.plan.blocks.iter().map(|b| b.colours.len()).max().unwrap_or(0)
     }
 
-    /// Constraints in each boundary colour (those crossing blocks).
+    /// Constraints in each strand (crossing blocks; see [`crate::colouring`]).
+    pub fn strand_sizes(&self) -> Vec<usize> {
+        self.data.plan.strands.iter().map(|s| s.colours.iter().map(|r| self.count(r.clone())).sum()).collect()
+    }
+
+    /// Constraints in each boundary colour (those crossing blocks, in no strand).
     pub fn boundary_colour_sizes(&self) -> Vec<usize> {
         self.data.plan.colours.iter().map(|r| self.count(r.clone())).collect()
     }

@@ -11,9 +11,20 @@
 //!   constraints of different blocks never touch the same free particle, so blocks are solved in
 //!   parallel, each one colour after colour on one thread, while its particles stay in that
 //!   core's cache (every colour of a sweep would otherwise stream all positions from memory).
-//!   The remaining *boundary* constraints are coloured across the whole model and solved after
-//!   the blocks, each colour split across threads. The cut depends only on the model, never on
-//!   the thread count.
+//!   The remaining *boundary* constraints are solved after the blocks. The cut depends only on
+//!   the model, never on the thread count.
+//! * **Strands.** The boundary constraints fall into connected parts: two constraints are in one
+//!   part when a chain of boundary constraints, each sharing a free particle with the next, joins
+//!   them. Where blocks are bands of a cloth, each cut between two bands is a part of its own.
+//!   Parts share no free particle, so each is solved colour by colour on one thread, side by side
+//!   with the others, without a barrier between its colours: a *strand*. A part whose colours
+//!   would each be one work item anyway ([`CHUNK_BATCHES`] batches at most) and which needs no
+//!   serial list becomes a strand; the rest (a part so large that its colours are worth cutting
+//!   across threads, as where particles are numbered at random) is coloured as one set, and each
+//!   of its colours split across threads. Strands change no result: first-fit colouring gives a
+//!   part the same colours on its own as among the others (a constraint's colour depends only on
+//!   the constraints before it that share its particles), and constraints of different parts
+//!   commute, so every particle is written by the same constraints in the same order either way.
 //! * **Colouring** is first-fit in input order: each constraint takes the lowest colour that none of
 //!   its free particles has used yet (a 64-bit mask per particle). Pinned particles (inverse mass
 //!   0) are never written, so they never cause a conflict. The blocks are coloured each on its
@@ -40,6 +51,11 @@ use crate::lanes::{LANES, Lanes};
 /// Most colours a constraint set uses (per block, and across blocks); constraints beyond them are
 /// solved serially.
 pub const MAX_COLOURS: usize = 64;
+
+/// Batches per work item of a boundary colour (`weft_kernels::schedule` cuts each colour into
+/// items of this many), and the most batches a colour of a strand may hold: a fixed number, so
+/// the cut depends on the model, never on the thread count.
+pub const CHUNK_BATCHES: usize = 64;
 
 /// Particles per block: 4096 records of 16 bytes are 64 KiB, which stays in a core's L2 cache
 /// together with the block's constraint data while its colours are solved.
@@ -203,8 +219,17 @@ impl Block {
     }
 }
 
+/// One connected part of the boundary constraints, solved colour by colour on one thread (module
+/// docs, "Strands"). Strands share no free particle.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Strand {
+    /// Batch range of each of the strand's colours, in solve order.
+    pub colours: Vec<Range<usize>>,
+}
+
 /// Constraints cut into SIMD batches, in solve order: the blocks (in parallel, each colour by
-/// colour), then the boundary colours (each split across threads), then the serial list.
+/// colour), the strands (in parallel, each colour by colour), then the boundary colours (each
+/// split across threads), then the serial list.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct BatchPlan {
     /// Constraint index of each lane. Padding lanes repeat lane 0 of their batch.
@@ -216,16 +241,18 @@ pub struct BatchPlan {
     pub writes: Vec<u32>,
     /// Stage 1: the blocks with interior constraints, batches in order from batch 0.
     pub blocks: Vec<Block>,
-    /// Stage 2: batch range of each boundary colour.
+    /// Stage 2: the strands of the boundary constraints, after the blocks' batches.
+    pub strands: Vec<Strand>,
+    /// Stage 3: batch range of each colour of the boundary constraints in no strand.
     pub colours: Vec<Range<usize>>,
-    /// Stage 3: batches of the serial (overflow) list, solved lane by lane, in order, on one
+    /// Stage 4: batches of the serial (overflow) list, solved lane by lane, in order, on one
     /// thread.
     pub serial: Range<usize>,
 }
 
 impl Digest for BatchPlan {
     fn digest<H: std::hash::Hasher>(&self, h: &mut H) {
-        let BatchPlan { lanes, active, writes, blocks, colours, serial } = self;
+        let BatchPlan { lanes, active, writes, blocks, strands, colours, serial } = self;
         lanes.digest(h);
         active.digest(h);
         writes.digest(h);
@@ -234,20 +261,35 @@ impl Digest for BatchPlan {
             particles.digest(h);
             colours.digest(h);
         }
+        strands.len().digest(h);
+        for Strand { colours } in strands {
+            colours.digest(h);
+        }
         colours.digest(h);
         serial.digest(h);
     }
 }
 
 impl BatchPlan {
-    /// Splits `constraints` into blocks of `block_particles` particles, colours them and packs
-    /// the colours into batches; `free` as for [`colour`].
+    /// Splits `constraints` into blocks of `block_particles` particles and the boundary into
+    /// strands, colours them and packs the colours into batches; `free` as for [`colour`].
     ///
     /// # Panics
     /// If `K > 4` (the write mask has room for four particles per constraint), if a particle index
     /// is out of range for `free`, or if the packing breaks its invariant (see
     /// [`BatchPlan::assert_invariant`]), which would be a bug here.
     pub fn build<const K: usize>(constraints: &[[u32; K]], free: &[bool], block_particles: u32) -> BatchPlan {
+        Self::build_with(constraints, free, block_particles, true)
+    }
+
+    /// [`BatchPlan::build`], with strands or without them (every boundary constraint then in
+    /// the boundary colours: what the tests hold the strands against).
+    fn build_with<const K: usize>(
+        constraints: &[[u32; K]],
+        free: &[bool],
+        block_particles: u32,
+        strands: bool,
+    ) -> BatchPlan {
         assert!(K <= 4, "write masks hold four particles per constraint");
         assert!(block_particles > 0);
         let block_count = (free.len() as u32).div_ceil(block_particles) as usize;
@@ -290,7 +332,25 @@ impl BatchPlan {
             plan.blocks.push(Block { particles, colours });
         }
         boundary.sort_unstable();
-        let c = colour_subset(&boundary, constraints, free, &mut vec![0u64; free.len()], 0);
+        let mut used = vec![0u64; free.len()];
+        let mut rest = Vec::new();
+        let parts = if strands { parts(&boundary, constraints, free) } else { vec![boundary] };
+        for part in parts {
+            let c = colour_subset(&part, constraints, free, &mut used, 0);
+            let fits = c.colour_sizes().iter().all(|&n| n.div_ceil(LANES) <= CHUNK_BATCHES);
+            if !strands || !c.serial.is_empty() || !fits {
+                rest.extend_from_slice(&part);
+                continue;
+            }
+            let colours = (0..c.colour_count())
+                .map(|j| {
+                    plan.push_run(&c.order[c.colour_starts[j]..c.colour_starts[j + 1]], constraints, free)
+                })
+                .collect();
+            plan.strands.push(Strand { colours });
+        }
+        rest.sort_unstable();
+        let c = colour_subset(&rest, constraints, free, &mut used, 0);
         for j in 0..c.colour_count() {
             let range =
                 plan.push_run(&c.order[c.colour_starts[j]..c.colour_starts[j + 1]], constraints, free);
@@ -327,9 +387,11 @@ impl BatchPlan {
         first..self.lanes.len()
     }
 
-    /// The colours in solve order: each block's, then the boundary ones (not the serial list).
+    /// The colours in solve order: each block's, each strand's, then the boundary ones (not the
+    /// serial list).
     pub fn all_colours(&self) -> impl Iterator<Item = &Range<usize>> {
-        self.blocks.iter().flat_map(|b| &b.colours).chain(&self.colours)
+        let strands = self.strands.iter().flat_map(|s| &s.colours);
+        self.blocks.iter().flat_map(|b| &b.colours).chain(strands).chain(&self.colours)
     }
 
     /// Number of batches, serial ones included.
@@ -348,10 +410,11 @@ impl BatchPlan {
     }
 
     /// Checks the packing invariant that the parallel kernels rely on for memory safety:
-    /// the blocks, the boundary colours and the serial list tile the batch list in that order;
-    /// inside one colour no particle is written by two lanes; a block's batches write only
-    /// particles of the block, and blocks do not overlap; a padding lane or a pinned particle is
-    /// never written; every batch has at least one active lane.
+    /// the blocks, the strands, the boundary colours and the serial list tile the batch list in
+    /// that order; inside one colour no particle is written by two lanes; a block's batches
+    /// write only particles of the block, and blocks do not overlap; no particle is written by
+    /// two strands; a padding lane or a pinned particle is never written; every batch has at
+    /// least one active lane.
     ///
     /// # Panics
     /// When the invariant does not hold.
@@ -370,12 +433,18 @@ impl BatchPlan {
             assert!(block.particles.end as usize <= free.len());
             previous_end = block.particles.end;
         }
-        // Each colour with the block it belongs to (the stages tile the list, checked above, so
-        // a block's colours hold exactly its batches), the boundary colours with none.
-        let in_blocks = self.blocks.iter().flat_map(|k| k.colours.iter().map(move |r| (Some(k), r)));
-        let colours = in_blocks.chain(self.colours.iter().map(|r| (None, r)));
+        // Each colour with the block or strand it belongs to (the stages tile the list, checked
+        // above, so a block's colours hold exactly its batches), the boundary colours with none.
+        let in_blocks = self.blocks.iter().flat_map(|k| k.colours.iter().map(move |r| (Some(k), None, r)));
+        let in_strands = self
+            .strands
+            .iter()
+            .enumerate()
+            .flat_map(|(s, k)| k.colours.iter().map(move |r| (None, Some(s), r)));
+        let colours = in_blocks.chain(in_strands).chain(self.colours.iter().map(|r| (None, None, r)));
         let mut stamp = vec![usize::MAX; free.len()];
-        for (colour, (block, range)) in colours.enumerate() {
+        let mut strand_of = vec![usize::MAX; free.len()];
+        for (colour, (block, strand, range)) in colours.enumerate() {
             for b in range.clone() {
                 let active = self.active[b] as usize;
                 assert!((1..=LANES).contains(&active), "batch {b} has {active} active lanes");
@@ -399,6 +468,13 @@ impl BatchPlan {
                                     "batch {b} writes particle {p} outside its block"
                                 );
                             }
+                            if let Some(strand) = strand {
+                                let other = std::mem::replace(&mut strand_of[p as usize], strand);
+                                assert!(
+                                    other == usize::MAX || other == strand,
+                                    "particle {p} written by strands {other} and {strand}"
+                                );
+                            }
                         }
                     }
                 }
@@ -412,6 +488,53 @@ impl BatchPlan {
             }
         }
     }
+}
+
+/// The connected parts of the constraints `subset` (indices into `constraints`, ascending): two
+/// share a part when a chain of them, each sharing a free particle with the next, joins them.
+/// Each part in ascending order, the parts in the order of their first constraint; the
+/// constraints with no free particle (which write nothing) make one part.
+fn parts<const K: usize>(subset: &[u32], constraints: &[[u32; K]], free: &[bool]) -> Vec<Vec<u32>> {
+    // Union–find over the particles, each root the largest index of its set (halving paths).
+    let mut parent: Vec<u32> = (0..free.len() as u32).collect();
+    let find = |parent: &mut [u32], mut x: u32| {
+        while parent[x as usize] != x {
+            let up = parent[parent[x as usize] as usize];
+            parent[x as usize] = up;
+            x = up;
+        }
+        x
+    };
+    let moved = |i: u32| constraints[i as usize].into_iter().filter(|&p| free[p as usize]);
+    for &i in subset {
+        let mut particles = moved(i);
+        let Some(first) = particles.next() else { continue };
+        for p in particles {
+            let (a, b) = (find(&mut parent, first), find(&mut parent, p));
+            parent[a.min(b) as usize] = a.max(b);
+        }
+    }
+    // Each root's part, numbered in the order parts first appear.
+    let mut part_of = vec![u32::MAX; free.len()];
+    let mut parts: Vec<Vec<u32>> = Vec::new();
+    let mut unmoved = None;
+    for &i in subset {
+        let Some(p) = moved(i).next() else {
+            let part = *unmoved.get_or_insert_with(|| {
+                parts.push(Vec::new());
+                parts.len() - 1
+            });
+            parts[part].push(i);
+            continue;
+        };
+        let root = find(&mut parent, p) as usize;
+        if part_of[root] == u32::MAX {
+            part_of[root] = parts.len() as u32;
+            parts.push(Vec::new());
+        }
+        parts[part_of[root] as usize].push(i);
+    }
+    parts
 }
 
 #[cfg(test)]
@@ -453,13 +576,98 @@ mod tests {
         assert_eq!(plan.blocks.len(), 3);
         assert_eq!(plan.blocks[1].particles, 8..16);
         assert_eq!(plan.blocks[2].particles, 16..20);
-        let boundary: Vec<u32> = plan
-            .colours
-            .iter()
-            .flat_map(|r| r.clone())
-            .flat_map(|b| plan.lanes[b].0[..plan.active[b] as usize].to_vec())
-            .collect();
-        assert_eq!(boundary, vec![7, 15]);
+        // Two cuts, apart: a strand each, and no boundary colour.
+        assert!(plan.colours.is_empty());
+        let strands: Vec<Vec<u32>> =
+            plan.strands.iter().map(|s| constraints_in(&plan, s.colours.iter().cloned())).collect();
+        assert_eq!(strands, vec![vec![7], vec![15]]);
+    }
+
+    /// The constraints of the batch ranges `ranges`, in order.
+    fn constraints_in(plan: &BatchPlan, ranges: impl Iterator<Item = Range<usize>>) -> Vec<u32> {
+        ranges.flatten().flat_map(|b| plan.lanes[b].0[..plan.active[b] as usize].to_vec()).collect()
+    }
+
+    /// The constraints that write each particle, in solve order: what a Gauss–Seidel sweep's
+    /// result depends on (each constraint reads its particles as their earlier writers left
+    /// them).
+    fn writers<const K: usize>(plan: &BatchPlan, constraints: &[[u32; K]], free: &[bool]) -> Vec<Vec<u32>> {
+        let mut writers = vec![Vec::new(); free.len()];
+        for b in 0..plan.len() {
+            for &c in &plan.lanes[b].0[..plan.active[b] as usize] {
+                for &p in constraints[c as usize].iter().filter(|&&p| free[p as usize]) {
+                    writers[p as usize].push(c);
+                }
+            }
+        }
+        writers
+    }
+
+    #[test]
+    fn a_part_whose_colours_are_large_stays_in_the_boundary_colours() {
+        // Blocks of one particle: every edge of the chain crosses blocks, and the chain is one
+        // part, whose two colours hold more than a work item each.
+        let n = (2 * CHUNK_BATCHES * LANES + 40) as u32;
+        let (edges, free) = (chain(n), vec![true; n as usize]);
+        let plan = BatchPlan::build(&edges, &free, 1);
+        assert!(plan.strands.is_empty());
+        assert_eq!(plan.colours.len(), 2);
+        // Cut into blocks of 64, the same chain is 2·CHUNK_BATCHES·LANES/64 + 1 cuts apart.
+        let plan = BatchPlan::build(&edges, &free, 64);
+        assert_eq!(plan.strands.len(), (n as usize - 1) / 64);
+        assert!(plan.colours.is_empty());
+    }
+
+    #[test]
+    fn particles_have_the_same_writers_with_strands_as_without() {
+        // A grid of 24 × 20 (edges along both axes and one diagonal), cut into blocks of 64
+        // (bands of a few rows: a strand per cut), some particles pinned; and the same grid
+        // numbered at random (one large part, which stays in the boundary colours).
+        let (w, h) = (24u32, 20u32);
+        let at = |i: u32, j: u32| j * w + i;
+        let mut edges = Vec::new();
+        for j in 0..h {
+            for i in 0..w {
+                if i + 1 < w {
+                    edges.push([at(i, j), at(i + 1, j)]);
+                }
+                if j + 1 < h {
+                    edges.push([at(i, j), at(i, j + 1)]);
+                }
+                if i + 1 < w && j + 1 < h {
+                    edges.push([at(i, j), at(i + 1, j + 1)]);
+                }
+            }
+        }
+        let free: Vec<bool> = (0..w * h).map(|p| p % 37 != 5).collect();
+        let mut shuffled: Vec<u32> = (0..w * h).collect();
+        let mut seed = 12345u64;
+        for k in (1..shuffled.len()).rev() {
+            seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            shuffled.swap(k, (seed >> 33) as usize % (k + 1));
+        }
+        let renumbered: Vec<[u32; 2]> = edges.iter().map(|e| e.map(|p| shuffled[p as usize])).collect();
+        for (edges, block) in [(&edges, 64), (&edges, 100), (&renumbered, 64), (&edges, u32::MAX)] {
+            let with = BatchPlan::build(edges, &free, block);
+            let without = BatchPlan::build_with(edges, &free, block, false);
+            assert_eq!(writers(&with, edges, &free), writers(&without, edges, &free), "blocks of {block}");
+            assert!(without.strands.is_empty());
+        }
+        assert!(BatchPlan::build(&edges, &free, 64).strands.len() >= 3, "bands make strands");
+    }
+
+    #[test]
+    #[should_panic(expected = "written by strands")]
+    fn invariant_catches_two_strands_writing_a_particle() {
+        let edges = [[0u32, 1], [1, 2]];
+        let free = [true; 3];
+        let mut plan = BatchPlan::default();
+        for e in 0..2 {
+            let run = plan.push_run(&[e], &edges, &free);
+            plan.strands.push(Strand { colours: vec![run] });
+        }
+        plan.serial = 2..2;
+        plan.assert_invariant(&edges, &free);
     }
 
     #[test]
@@ -489,8 +697,10 @@ mod tests {
         assert_eq!(c.serial.len(), 10);
         let plan = one_block(&edges, &free);
         assert_eq!(plan.blocks[0].colours.len(), MAX_COLOURS);
-        assert_eq!(plan.colours.len(), 10, "block overflow is coloured again as boundary");
-        assert!(plan.serial.is_empty());
+        // The block's overflow is coloured again across blocks: one part, a strand.
+        assert_eq!(plan.strands.len(), 1);
+        assert_eq!(plan.strands[0].colours.len(), 10, "block overflow is coloured again");
+        assert!(plan.colours.is_empty() && plan.serial.is_empty());
     }
 
     #[test]

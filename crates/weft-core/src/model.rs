@@ -39,7 +39,10 @@ pub struct SetReport {
     pub block_colours: usize,
     /// Constraints interior to a block.
     pub interior: usize,
-    /// Constraints in each boundary colour (crossing blocks).
+    /// Constraints in each strand (crossing blocks, solved colour by colour on one thread; see
+    /// [`crate::colouring`]).
+    pub strands: Vec<usize>,
+    /// Constraints in each boundary colour (crossing blocks, in no strand).
     pub boundary_colours: Vec<usize>,
     /// Constraints solved serially (overflow of the colouring).
     pub serial: usize,
@@ -50,6 +53,11 @@ pub struct SetReport {
 }
 
 impl SetReport {
+    /// Constraints crossing blocks: in the strands and in the boundary colours.
+    pub fn across(&self) -> usize {
+        self.strands.iter().chain(&self.boundary_colours).sum()
+    }
+
     /// The layout of `set`.
     pub fn of<const K: usize, const P: usize>(set: &Batches<K, P>) -> Self {
         SetReport {
@@ -57,6 +65,7 @@ impl SetReport {
             blocks: set.block_count(),
             block_colours: set.block_colours(),
             interior: set.interior_len(),
+            strands: set.strand_sizes(),
             boundary_colours: set.boundary_colour_sizes(),
             serial: set.serial_len(),
             batches: set.plan().len(),

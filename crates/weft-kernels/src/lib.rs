@@ -7,8 +7,8 @@
 //!   the step as a numbered list of stages on one [`team`] of the pool's threads.
 //! * [`schedule`]: the one driver for every kind solved in colour batches (the batched kinds of
 //!   `weft_core::kinds`, each a projection written once for SIMD lanes and for one constraint at
-//!   a time): the generic gather, project and scatter, blocks in parallel, boundary colours in
-//!   fixed chunks, the serial list; the split depends on the scene, so results are bit-identical
+//!   a time): the generic gather, project and scatter, blocks and strands in parallel, boundary
+//!   colours in fixed chunks, the serial list; the split depends on the scene, so results are bit-identical
 //!   for any thread count.
 //! * [`volume`] (pressure), [`aero`] (drag and lift), [`self_collision`], [`collider`] (analytic
 //!   colliders and their friction) and [`mesh_collider`] (triangle-mesh colliders): the other

@@ -1,17 +1,19 @@
 //! Running a [`BatchPlan`](weft_core::colouring::BatchPlan): the order and the threads, and the
 //! generic shell around the projection of any batched constraint kind ([`BatchedKind`]).
 //!
-//! One solver iteration over a constraint set is three stages, each one phase of the step's
+//! One solver iteration over a constraint set is four stages, each one phase of the step's
 //! team (see [`crate::team`]):
 //!
 //! 1. **blocks**, one work item per block; inside a block its colours one after another on one
 //!    thread (the block's particles stay in that core's cache);
-//! 2. **boundary colours**, one phase each; each colour cut into work items of
-//!    [`CHUNK_BATCHES`] batches; consecutive colours of at most one chunk each run one after
-//!    another in one work item of one phase (the same order, without barriers between them at
-//!    which the team's other threads would only wait: on a 128² grid, 8 of bending's boundary
-//!    colours);
-//! 3. **the serial list**, one work item, lane by lane.
+//! 2. **strands**, one work item per strand (a connected part of the constraints across blocks,
+//!    see [`weft_core::colouring`]); inside a strand its colours one after another, on one
+//!    thread, without a barrier between them;
+//! 3. **boundary colours** (of the constraints across blocks in no strand), one phase each; each
+//!    colour cut into work items of [`CHUNK_BATCHES`] batches; consecutive colours of at most one
+//!    chunk each run one after another in one work item of one phase (the same order, without
+//!    barriers between them at which the team's other threads would only wait);
+//! 4. **the serial list**, one work item, lane by lane.
 //!
 //! The cut into work items depends only on the plan, never on the thread count, and the items of
 //! a phase touch disjoint particles and disjoint multipliers, so the result is bit-identical for
@@ -34,7 +36,7 @@ use std::ops::{Deref, Range};
 
 use rayon::prelude::*;
 use weft_core::batches::BatchLanes;
-use weft_core::colouring::Block;
+use weft_core::colouring::{Block, Strand};
 use weft_core::kinds::{BatchedKind, Input, Load, VARIANTS};
 use weft_core::lanes::{LANES, Lanes, V3, X2, add3};
 use weft_core::settings::TimeStep;
@@ -46,9 +48,7 @@ use crate::shared::{Part, SharedSlice};
 use crate::stats::Residual;
 use crate::team::{self, Phase, Team};
 
-/// Batches per work item of a boundary colour: a fixed number, so the split depends on the scene,
-/// never on the thread count.
-pub const CHUNK_BATCHES: usize = 64;
+pub use weft_core::colouring::CHUNK_BATCHES;
 
 /// Read and write access to particle records, and to the displacements of the step, for the
 /// work item that runs a kernel.
@@ -295,9 +295,11 @@ pub fn run_batches<T: BatchedKind<K, P>, const K: usize, const P: usize>(
 enum Stage<'p> {
     /// Stage 1: one work item per block.
     Blocks(&'p [Block]),
-    /// Stage 2: one boundary colour, one work item per chunk.
+    /// Stage 2: one work item per strand.
+    Strands(&'p [Strand]),
+    /// Stage 3: one boundary colour, one work item per chunk.
     Colour(Range<usize>),
-    /// Stage 2: consecutive boundary colours of one chunk each, one after another in one work
+    /// Stage 3: consecutive boundary colours of one chunk each, one after another in one work
     /// item: the order the colours would run in as phases of their own, without a barrier
     /// between them that the team's other threads would only wait at.
     Small(&'p [Range<usize>]),
@@ -327,6 +329,7 @@ impl Stage<'_> {
     fn items(&self) -> usize {
         match self {
             Stage::Blocks(blocks) => blocks.len(),
+            Stage::Strands(strands) => strands.len(),
             Stage::Colour(range) => range.len().div_ceil(CHUNK_BATCHES),
             Stage::Small(colours) => colours.iter().any(|c| !c.is_empty()) as usize,
         }
@@ -334,15 +337,16 @@ impl Stage<'_> {
 
     /// The batch ranges of work item `i`, in the order they run.
     fn item(&self, i: usize) -> impl Iterator<Item = Range<usize>> + '_ {
-        let (block, chunk, small): (_, _, &[Range<usize>]) = match self {
-            Stage::Blocks(blocks) => (Some(&blocks[i]), None, &[]),
+        let (colours, chunk): (&[Range<usize>], _) = match self {
+            Stage::Blocks(blocks) => (&blocks[i].colours, None),
+            Stage::Strands(strands) => (&strands[i].colours, None),
             Stage::Colour(range) => {
                 let start = range.start + i * CHUNK_BATCHES;
-                (None, Some(start..(start + CHUNK_BATCHES).min(range.end)), &[])
+                (&[], Some(start..(start + CHUNK_BATCHES).min(range.end)))
             }
-            Stage::Small(colours) => (None, None, colours),
+            Stage::Small(colours) => (colours, None),
         };
-        block.into_iter().flat_map(|b| b.colours.iter().cloned()).chain(chunk).chain(small.iter().cloned())
+        colours.iter().cloned().chain(chunk)
     }
 }
 
@@ -361,7 +365,8 @@ pub(crate) struct SolveArrays<'a, X> {
     pub(crate) prev: X,
 }
 
-/// One solver iteration of the kind `T` as phases of `team`: blocks, boundary colours, serial list.
+/// One solver iteration of the kind `T` as phases of `team`: blocks, strands, boundary colours,
+/// serial list.
 /// Every thread of the team calls it; each returns the degenerate projections of the work items
 /// it ran.
 ///
@@ -395,13 +400,14 @@ where
         let inputs = KernelInputs { lanes, prev, step };
         degenerate += run_batches::<T, K, P>(inputs, path, range.start, lambda, &mut access);
     };
-    let stages = std::iter::once(Stage::Blocks(&plan.blocks)).chain(Stage::colours(&plan.colours));
+    let stages = [Stage::Blocks(&plan.blocks), Stage::Strands(&plan.strands)];
+    let stages = stages.into_iter().chain(Stage::colours(&plan.colours));
     for stage in stages.filter(|s| s.items() > 0) {
         team.for_each_chunk(stage.items(), (arrays.prev,), |phase, i, (prev,)| {
             stage.item(i).for_each(|range| run(phase, &prev, range, path))
         });
     }
-    // Stage 3: the serial list, one constraint after another (its lanes may share particles,
+    // Stage 4: the serial list, one constraint after another (its lanes may share particles,
     // so always the scalar path), as one work item.
     if !plan.serial.is_empty() {
         team.for_each_chunk(1, (arrays.prev,), |phase, _, (prev,)| {
@@ -414,7 +420,7 @@ where
 }
 
 /// `sweeps` solver iterations of the kind `T` over all its constraints, each as [`crate::schedule`]
-/// orders it (blocks, boundary colours, serial list), in one team of the current rayon pool, as
+/// orders it (blocks, strands, boundary colours, serial list), in one team of the current rayon pool, as
 /// a time step runs its iterations (the pool is woken once). `prev` are the positions at the
 /// start of the step (m; read by damped kernels); every correction is also added to
 /// `displacement` (`[dx, dy, dz, 0]` per particle, m), as in a step. Returns the degenerate
