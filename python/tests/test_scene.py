@@ -36,6 +36,13 @@ def test_validate_is_what_weft_validate_prints(cli):
         distance["colours_per_block"],
     ]
     assert f"{report['work']['time_steps']} time steps" in printed
+    # The garment's four blocks leave three cuts, each a strand of the constraints across blocks.
+    garment = weft.Scene(EXAMPLES / "garment.toml").validate()["solve"]["bending"]
+    printed = cli("validate", EXAMPLES / "garment.toml").stdout
+    row = [line for line in printed.splitlines() if line.split()[:1] == ["bending"]][0].split()
+    across = [int(row[4]), int(row[6].rstrip(",")), int(row[7].rstrip(")"))]
+    assert across == [garment["across_blocks"], garment["across_block_strands"], garment["across_block_colours"]]
+    assert garment["across_block_strands"] == 3 and garment["across_block_colours"] == 0
 
 
 def test_validate_warns_of_particle_contacts_thinner_than_the_vertex_spacing(flag):

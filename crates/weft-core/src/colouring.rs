@@ -333,23 +333,10 @@ impl BatchPlan {
         }
         boundary.sort_unstable();
         let mut used = vec![0u64; free.len()];
-        let mut rest = Vec::new();
-        let parts = if strands { parts(&boundary, constraints, free) } else { vec![boundary] };
-        for part in parts {
-            let c = colour_subset(&part, constraints, free, &mut used, 0);
-            let fits = c.colour_sizes().iter().all(|&n| n.div_ceil(LANES) <= CHUNK_BATCHES);
-            if !strands || !c.serial.is_empty() || !fits {
-                rest.extend_from_slice(&part);
-                continue;
-            }
-            let colours = (0..c.colour_count())
-                .map(|j| {
-                    plan.push_run(&c.order[c.colour_starts[j]..c.colour_starts[j + 1]], constraints, free)
-                })
-                .collect();
-            plan.strands.push(Strand { colours });
-        }
-        rest.sort_unstable();
+        let rest = match strands {
+            true => plan.push_strands(&boundary, constraints, free, &mut used),
+            false => boundary,
+        };
         let c = colour_subset(&rest, constraints, free, &mut used, 0);
         for j in 0..c.colour_count() {
             let range =
@@ -359,6 +346,36 @@ impl BatchPlan {
         plan.serial = plan.push_run(&c.serial, constraints, free);
         plan.assert_invariant(constraints, free);
         plan
+    }
+
+    /// Appends a strand for each connected part of `boundary` (ascending) whose colours each fit
+    /// one work item and which needs no serial list (module docs, "Strands"); returns the
+    /// constraints of the other parts, ascending. `used` as for `colour_subset`, over every
+    /// particle.
+    fn push_strands<const K: usize>(
+        &mut self,
+        boundary: &[u32],
+        constraints: &[[u32; K]],
+        free: &[bool],
+        used: &mut [u64],
+    ) -> Vec<u32> {
+        let mut rest = Vec::new();
+        for part in parts(boundary, constraints, free) {
+            let c = colour_subset(&part, constraints, free, used, 0);
+            let fits = c.colour_sizes().iter().all(|&n| n.div_ceil(LANES) <= CHUNK_BATCHES);
+            if !c.serial.is_empty() || !fits {
+                rest.extend_from_slice(&part);
+                continue;
+            }
+            let colours = (0..c.colour_count())
+                .map(|j| {
+                    self.push_run(&c.order[c.colour_starts[j]..c.colour_starts[j + 1]], constraints, free)
+                })
+                .collect();
+            self.strands.push(Strand { colours });
+        }
+        rest.sort_unstable();
+        rest
     }
 
     /// Appends the constraints `run` as batches (the last one padded); returns their range.
