@@ -366,11 +366,16 @@ fn face_and_angles(vertices: &[[f32; 3]], t: &[u32; 3]) -> ([f32; 3], [f64; 3]) 
     let d = |i: usize, j: usize| -> [f64; 3] { std::array::from_fn(|k| p[j][k] - p[i][k]) };
     let (u, w) = (d(0, 1), d(0, 2));
     let n = unit64([u[1] * w[2] - u[2] * w[1], u[2] * w[0] - u[0] * w[2], u[0] * w[1] - u[1] * w[0]]);
+    // Each side's length once: side `k` runs from corner `k` to the next; a corner's other side
+    // is the previous one backwards, whose squares are the same numbers.
+    let sides: [f64; 3] = std::array::from_fn(|k| {
+        let a = d(k, (k + 1) % 3);
+        (a[0] * a[0] + a[1] * a[1] + a[2] * a[2]).sqrt()
+    });
     let angles = std::array::from_fn(|k| {
         let (a, b) = (d(k, (k + 1) % 3), d(k, (k + 2) % 3));
         let dot = a[0] * b[0] + a[1] * b[1] + a[2] * b[2];
-        let la = (a[0] * a[0] + a[1] * a[1] + a[2] * a[2]).sqrt();
-        let lb = (b[0] * b[0] + b[1] * b[1] + b[2] * b[2]).sqrt();
+        let (la, lb) = (sides[k], sides[(k + 2) % 3]);
         if la * lb > 0.0 { (dot / (la * lb)).clamp(-1.0, 1.0).acos() } else { 0.0 }
     });
     (n, angles)
@@ -525,7 +530,10 @@ impl MeshCollider {
             .triangles
             .par_iter()
             .with_min_len(POSE_TASK)
-            .map(|t| Aabb::around(t.iter().flat_map(|&v| [start[v as usize], end[v as usize]])))
+            .map(|&[a, b, c]| {
+                let [a, b, c] = [a, b, c].map(|v| v as usize);
+                Aabb::around([start[a], end[a], start[b], end[b], start[c], end[c]])
+            })
             .collect();
         let moving = start != end;
         let normals = |v: &[[f32; 3]]| normals(v, &self.triangles, &self.edges, self.edge_count);
