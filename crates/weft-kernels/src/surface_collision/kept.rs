@@ -240,10 +240,9 @@ impl Kept {
     pub(super) fn floors(&self, sc: &SurfaceCollision, pairs: &[Pair; 4]) -> [f32; 4] {
         let mut lanes = [[[0.0f64; 4]; 3]; 4];
         for (l, &pair) in pairs.iter().enumerate() {
-            for (i, &p) in particles(sc, pair).iter().enumerate() {
-                let a = self.anchor[p as usize];
+            for (i, point) in self.anchor_points(sc, pair).iter().enumerate() {
                 for k in 0..3 {
-                    lanes[i][k][l] = f64::from(a[k]);
+                    lanes[i][k][l] = point[k];
                 }
             }
         }
