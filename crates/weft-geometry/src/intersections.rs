@@ -40,7 +40,9 @@
 //! apart. On the flat 256² grid, whose ~320,000 pairs asked are all of the first kind, that made a
 //! count 1.5× faster (55-65 → 35-41 ms on one thread, ~27 → ~21 ms on two). The count is a sum of
 //! integers over the same pairs whatever the order of the sort, so it depends on no thread count.
-//! Triangles with a non-finite corner are left out.
+//! Triangles with a non-finite corner are left out. The boxes of a cell are copied into columns
+//! (the crate's `box_lanes`), in the cell's order and by group, so that a box is tested against
+//! eight of them at once; a cell too crowded for the copies is searched one box at a time.
 //!
 //! Before searching, an [`IntersectionCounter`] asks whether the cloth lies unfolded
 //! ([`crate::outline`]: seen along a coordinate axis, every triangle turns the same way and the
@@ -61,6 +63,7 @@ use rayon::prelude::*;
 use robust::{Coord, Coord3D, orient2d, orient3d};
 
 use crate::aabb::Aabb;
+use crate::box_lanes::{BoxLanes, LANES};
 use crate::outline::Outline;
 
 /// A point in m.
@@ -231,7 +234,7 @@ struct Tri {
 /// Heap an [`IntersectionCounter`]'s search holds per triangle of the cloths it counts, in
 /// bytes: its one buffer, a record of each triangle's key, corners and box, allocated at the
 /// first search (no other buffer of the search grows with the cloth; what it adds is at most
-/// 192 KiB per thread, the copy of one crowded cell). Besides, the counter holds the triangles
+/// 0.4 MiB per thread, the copies of one crowded cell). Besides, the counter holds the triangles
 /// it was given and their outline ([`crate::outline::BYTES_PER_PARTICLE`]).
 pub const BYTES_PER_TRIANGLE: usize = std::mem::size_of::<Tri>();
 
@@ -629,22 +632,21 @@ fn run(tris: &[Tri], cell: u64) -> usize {
 /// (cells and their neighbours come in the same order).
 fn cells_pairs(small: &[Tri], range: std::ops::Range<usize>, positions: &[P]) -> u64 {
     let mut cursors = [None::<usize>; FORWARD.len()];
-    let mut by_spans = BySpans::default();
+    let mut copies = CellCopies::default();
     let mut count = 0;
     let mut i = range.start;
     while i < range.end {
         let cell = small[i].cell();
         let here = &small[i..i + run(&small[i..], cell)];
-        for (k, s) in here.iter().enumerate() {
-            // The boxes after the first that starts past this one's end along x cannot meet it.
-            let reach = here[k + 1..].iter().take_while(|t| t.bounds.min[0] <= s.bounds.max[0]);
-            count += reach.filter(|t| intersect(s, t, positions)).count() as u64;
-        }
-        // A cell too crowded for the groups' copy (a cloth collapsed into a few cells) is
-        // walked whole, its triangles that cannot reach a neighbour turned away one by one.
-        let grouped = here.len() <= MAX_GROUPED;
-        let present = match grouped {
-            true => by_spans.fill(here),
+        // A cell too crowded for the copies (a cloth collapsed into a few cells) is walked whole,
+        // one box at a time, its triangles that cannot reach a neighbour turned away one by one.
+        let copied = here.len() <= MAX_COPIED;
+        count += match copied {
+            true => copies.own_pairs(here, positions),
+            false => own_pairs(here, positions),
+        };
+        let present = match copied {
+            true => copies.by_spans(here),
             false => here.iter().fold(0u8, |m, s| m | 1 << s.spans()),
         };
         for ((d, (up, down)), cursor) in FORWARD.iter().zip(STEPS).zip(&mut cursors) {
@@ -664,15 +666,17 @@ fn cells_pairs(small: &[Tri], range: std::ops::Range<usize>, positions: &[P]) ->
                 if t.spans() & down != down {
                     continue;
                 }
-                let reaching = |s: &&Tri| s.bounds.min[0] <= t.bounds.max[0];
-                if grouped {
-                    for (group, ended) in by_spans.groups(groups).zip(ended.iter_mut()) {
-                        let past = group[*ended..].iter().take_while(|s| s.bounds.max[0] < t.bounds.min[0]);
-                        *ended += past.count();
-                        let starting = group[*ended..].iter().take_while(reaching);
-                        count += starting.filter(|s| intersect(s, t, positions)).count() as u64;
+                if copied {
+                    for (group, ended) in copies.groups(groups).zip(ended.iter_mut()) {
+                        let past = copies.tris[group.clone()][*ended..].iter();
+                        *ended += past.take_while(|s| s.bounds.max[0] < t.bounds.min[0]).count();
+                        count += copies.lanes.count_meeting(group.start + *ended, &t.bounds, |j| {
+                            let s = &copies.tris[j];
+                            !s.shares_a_corner(t) && corners_intersect(s, t, positions)
+                        });
                     }
                 } else {
+                    let reaching = |s: &&Tri| s.bounds.min[0] <= t.bounds.max[0];
                     let starting = here.iter().take_while(reaching).filter(|s| s.spans() & up == up);
                     count += starting.filter(|s| intersect(s, t, positions)).count() as u64;
                 }
@@ -683,46 +687,89 @@ fn cells_pairs(small: &[Tri], range: std::ops::Range<usize>, positions: &[P]) ->
     count
 }
 
-/// The most triangles of one cell that [`BySpans`] copies: what the search adds to the
-/// counter's buffer stays under `MAX_GROUPED × BYTES_PER_TRIANGLE` per thread (192 KiB). The
-/// unit tests use 8, so that their brute-force comparisons take both ways through a cell.
-const MAX_GROUPED: usize = if cfg!(test) { 8 } else { 4096 };
-
-/// One cell's triangles grouped by the axes their boxes span ([`Tri::spans`]), each group in the
-/// cell's order (of their boxes' lowest x): a neighbouring cell a step up along some axes is
-/// searched against the groups that span them alone. Kept from cell to cell.
-#[derive(Default)]
-struct BySpans {
-    tris: Vec<Tri>,
-    /// Group `g` is `tris[starts[g]..starts[g + 1]]`.
-    starts: [usize; 9],
+/// The intersecting pairs within one cell's triangles `here` (in order of their boxes' lowest
+/// x), one box at a time: each against those after it whose boxes start before its own ends
+/// along x.
+fn own_pairs(here: &[Tri], positions: &[P]) -> u64 {
+    let mut count = 0;
+    for (k, s) in here.iter().enumerate() {
+        let reach = here[k + 1..].iter().take_while(|t| t.bounds.min[0] <= s.bounds.max[0]);
+        count += reach.filter(|t| intersect(s, t, positions)).count() as u64;
+    }
+    count
 }
 
-impl BySpans {
-    /// Groups `here` (a counting sort, stable); returns bit `g` for each group `g` not empty.
-    fn fill(&mut self, here: &[Tri]) -> u8 {
-        let mut next = [0usize; 8];
-        for s in here {
-            next[s.spans() as usize] += 1;
+/// The most triangles of one cell that [`CellCopies`] copies: what the search adds to the
+/// counter's buffer stays under `MAX_COPIED × (2 × 24 B + BYTES_PER_TRIANGLE)` per thread, with
+/// the fillers (under 0.4 MiB). The unit tests use 20, so that their brute-force comparisons take
+/// both ways through a cell, and read the copies eight boxes at a time more than once.
+const MAX_COPIED: usize = if cfg!(test) { 20 } else { 4096 };
+
+/// Copies of one cell's triangles, kept from cell to cell, so that a box is tested against
+/// [`LANES`] of them at once ([`BoxLanes`]): their boxes in the cell's order, for the cell's own
+/// pairs; and the triangles grouped by the axes their boxes span ([`Tri::spans`]), each group in
+/// the cell's order and its boxes a run of their own, for a neighbouring cell a step up along
+/// some axes, searched against the groups that span them alone.
+#[derive(Default)]
+struct CellCopies {
+    /// The cell's boxes in its order, one run.
+    own: BoxLanes,
+    /// The groups: group `g` is `tris[starts[g]..ends[g]]`, its boxes the run at the same
+    /// indices of `lanes` (each group followed by [`LANES`] fillers, in both).
+    tris: Vec<Tri>,
+    lanes: BoxLanes,
+    starts: [usize; 8],
+    ends: [usize; 8],
+}
+
+impl CellCopies {
+    /// The intersecting pairs within the cell's triangles `here`, as [`own_pairs`] finds them,
+    /// [`LANES`] boxes at a time.
+    fn own_pairs(&mut self, here: &[Tri], positions: &[P]) -> u64 {
+        self.own.clear();
+        here.iter().for_each(|t| self.own.push(&t.bounds));
+        self.own.end_run();
+        let mut count = 0;
+        for (k, s) in here.iter().enumerate() {
+            count += self.own.count_meeting(k + 1, &s.bounds, |j| {
+                let t = &here[j];
+                !s.shares_a_corner(t) && corners_intersect(s, t, positions)
+            });
         }
-        let present = (0..8).fold(0, |m, g| m | (((next[g] > 0) as u8) << g));
-        for (g, next) in next.iter_mut().enumerate() {
-            self.starts[g + 1] = self.starts[g] + *next;
-            *next = self.starts[g];
+        count
+    }
+
+    /// Groups `here` by spans (a counting sort, stable); returns bit `g` for each group `g` not
+    /// empty.
+    fn by_spans(&mut self, here: &[Tri]) -> u8 {
+        let mut sizes = [0usize; 8];
+        for s in here {
+            sizes[s.spans() as usize] += 1;
+        }
+        let mut next = [0usize; 8];
+        let mut at = 0;
+        for g in 0..8 {
+            (self.starts[g], next[g], self.ends[g]) = (at, at, at + sizes[g]);
+            at += sizes[g] + LANES * (sizes[g] > 0) as usize;
         }
         self.tris.clear();
-        self.tris.resize(here.len(), here[0]);
+        self.tris.resize(at, here[0]);
         for s in here {
             let g = s.spans() as usize;
             self.tris[next[g]] = *s;
             next[g] += 1;
         }
-        present
+        self.lanes.clear();
+        for g in (0..8).filter(|&g| sizes[g] > 0) {
+            self.tris[self.starts[g]..self.ends[g]].iter().for_each(|s| self.lanes.push(&s.bounds));
+            self.lanes.end_run();
+        }
+        (0..8).fold(0, |m, g| m | (((sizes[g] > 0) as u8) << g))
     }
 
-    /// The groups whose bits are set in `groups`.
-    fn groups(&self, groups: u8) -> impl Iterator<Item = &[Tri]> {
-        (0..8).filter(move |g| groups & (1 << g) != 0).map(|g| &self.tris[self.starts[g]..self.starts[g + 1]])
+    /// The index ranges of the groups whose bits are set in `groups`.
+    fn groups(&self, groups: u8) -> impl Iterator<Item = std::ops::Range<usize>> + use<'_> {
+        (0..8).filter(move |g| groups & (1 << g) != 0).map(|g| self.starts[g]..self.ends[g])
     }
 }
 

@@ -19,6 +19,7 @@
 //! Units are SI: positions in m.
 
 pub mod aabb;
+mod box_lanes;
 pub mod bvh;
 pub mod grid;
 pub mod intersections;
