@@ -28,20 +28,11 @@ impl BoxLanes {
         self.columns.iter_mut().for_each(Vec::clear);
     }
 
-    /// Appends box `b`.
-    #[inline]
-    pub(crate) fn push(&mut self, b: &Aabb) {
+    /// Appends the run of `boxes`, then [`LANES`] empty boxes: a column at a time.
+    pub(crate) fn push_run<'b>(&mut self, boxes: impl ExactSizeIterator<Item = &'b Aabb> + Clone) {
         for k in 0..3 {
-            self.columns[k].push(b.min[k]);
-            self.columns[3 + k].push(b.max[k]);
-        }
-    }
-
-    /// Ends a run: appends [`LANES`] empty boxes.
-    pub(crate) fn end_run(&mut self) {
-        for k in 0..3 {
-            self.columns[k].extend([f32::INFINITY; LANES]);
-            self.columns[3 + k].extend([f32::NEG_INFINITY; LANES]);
+            self.columns[k].extend(boxes.clone().map(|b| b.min[k]).chain([f32::INFINITY; LANES]));
+            self.columns[3 + k].extend(boxes.clone().map(|b| b.max[k]).chain([f32::NEG_INFINITY; LANES]));
         }
     }
 
@@ -111,10 +102,8 @@ mod tests {
         let run: Vec<Aabb> =
             (0..11).map(|i| unit_at(i as f32 * 0.5, if i % 3 == 0 { 5.0 } else { 0.0 })).collect();
         let mut lanes = BoxLanes::default();
-        run.iter().for_each(|b| lanes.push(b));
-        lanes.end_run();
-        lanes.push(&unit_at(0.0, 0.0));
-        lanes.end_run();
+        lanes.push_run(run.iter());
+        lanes.push_run([unit_at(0.0, 0.0)].iter());
         let probe = Aabb::new([1.0, 0.5, 0.5], [2.0, 0.7, 0.5]);
         let mut found = Vec::new();
         let mut at = 0;

@@ -272,8 +272,12 @@ impl Tri {
         self.corners.map(|i| positions[i as usize])
     }
 
+    /// Whether the two triangles share a corner: all nine comparisons made, without a branch
+    /// between them (most pairs whose boxes meet are neighbours, but not predictably so).
+    #[inline]
     fn shares_a_corner(&self, other: &Tri) -> bool {
-        self.corners.iter().any(|v| other.corners.contains(v))
+        let [a, b, c] = self.corners;
+        other.corners.iter().fold(false, |shared, &v| shared | (v == a) | (v == b) | (v == c))
     }
 }
 
@@ -612,10 +616,12 @@ fn small_pairs(small: &[Tri], positions: &[P]) -> u64 {
         }
         i
     };
+    // The cells' copies are kept from task to task of a thread's share of the tasks.
     (0..TASKS)
         .into_par_iter()
-        .map(|task| {
-            cells_pairs(small, cell_start(task * per_task)..cell_start((task + 1) * per_task), positions)
+        .map_init(CellCopies::default, |copies, task| {
+            let range = cell_start(task * per_task)..cell_start((task + 1) * per_task);
+            cells_pairs(small, range, positions, copies)
         })
         .sum()
 }
@@ -629,10 +635,15 @@ fn run(tris: &[Tri], cell: u64) -> usize {
 /// The intersecting pairs found from the cells whose triangles start in `range` of `small`:
 /// each cell's own pairs, and its triangles against those of the [`FORWARD`] cells that their
 /// boxes can reach ([`STEPS`]), found with one cursor per direction that only moves forward
-/// (cells and their neighbours come in the same order).
-fn cells_pairs(small: &[Tri], range: std::ops::Range<usize>, positions: &[P]) -> u64 {
+/// (cells and their neighbours come in the same order); each cell copied into `copies`, which
+/// the thread keeps from call to call.
+fn cells_pairs(
+    small: &[Tri],
+    range: std::ops::Range<usize>,
+    positions: &[P],
+    copies: &mut CellCopies,
+) -> u64 {
     let mut cursors = [None::<usize>; FORWARD.len()];
-    let mut copies = CellCopies::default();
     let mut count = 0;
     let mut i = range.start;
     while i < range.end {
@@ -727,8 +738,7 @@ impl CellCopies {
     /// [`LANES`] boxes at a time.
     fn own_pairs(&mut self, here: &[Tri], positions: &[P]) -> u64 {
         self.own.clear();
-        here.iter().for_each(|t| self.own.push(&t.bounds));
-        self.own.end_run();
+        self.own.push_run(here.iter().map(|t| &t.bounds));
         let mut count = 0;
         for (k, s) in here.iter().enumerate() {
             count += self.own.count_meeting(k + 1, &s.bounds, |j| {
@@ -761,8 +771,7 @@ impl CellCopies {
         }
         self.lanes.clear();
         for g in (0..8).filter(|&g| sizes[g] > 0) {
-            self.tris[self.starts[g]..self.ends[g]].iter().for_each(|s| self.lanes.push(&s.bounds));
-            self.lanes.end_run();
+            self.lanes.push_run(self.tris[self.starts[g]..self.ends[g]].iter().map(|s| &s.bounds));
         }
         (0..8).fold(0, |m, g| m | (((sizes[g] > 0) as u8) << g))
     }
@@ -810,12 +819,13 @@ fn big_pairs(big: &[Tri], small: &[Tri], cells: Cells, positions: &[P]) -> u64 {
             if columns.saturating_mul(reads) >= small.len() as u64 {
                 return small.iter().filter(|t| intersect(b, t, positions)).count() as u64;
             }
-            let mut count = 0;
+            let (mut count, mut cursor) = (0, None);
             for x in lo[0]..=hi[0] {
                 for y in lo[1]..=hi[1] {
+                    // The columns come in key order: each found from where the last one started.
                     let first = Cells::key([x, y, lo[2]]) << 3;
                     let last = Cells::key([x, y, hi[2]]) << 3 | 7;
-                    let from = small.partition_point(|t| t.key < first);
+                    let from = seek(small, &mut cursor, first);
                     let column = small[from..].iter().take_while(|t| t.key <= last);
                     count += column.filter(|t| intersect(b, t, positions)).count() as u64;
                 }
