@@ -306,3 +306,18 @@ fn regression_surface_contacts_near_pinned_corners() {
         weft_testkit::fuzzing::arbitrary_scene,
     );
 }
+
+/// `arbitrary_scene`: two cloths with surface self-collision, pinned particles following a keyed
+/// path that jumps 1e9 m in 10 ms. A pinned vertex met a triangle whose only free corner carried
+/// a weight of 4e-21 at the contact: `Σ w² inv` was subnormal, the friction's cut `f / Σ w² inv`
+/// overflowed, and the pinned particles' `0 × ∞` made every position NaN, in the SIMD path, the
+/// scalar twin and the reference alike. The rule it broke: finite input never produces a
+/// non-finite value. Such a contact's moves are now made from its scales divided by their
+/// largest (`weft_core::surface_collision::capped_push`), the same moves without an infinity.
+#[test]
+fn regression_nan_far_pins_surface() {
+    let scene = regression_scene("nan-far-pins-surface-3bd2f788");
+    assert!(scene.second.is_some(), "two cloths");
+    assert_eq!(scene.cloth.self_collision_mode, weft_core::self_collision::SelfCollisionMode::Triangles);
+    regression("arbitrary_scene", "nan-far-pins-surface-3bd2f788", weft_testkit::fuzzing::arbitrary_scene);
+}

@@ -128,6 +128,62 @@ pub struct Contact {
     pub friction: f32,
 }
 
+/// A contact's push along its normal, capped so that no particle moves farther than
+/// [`MAX_PUSH`] times the gap (module docs). `scale` holds each particle's `w_k·inv_k` (its
+/// weight times its inverse mass), `gap < 0` is the contact's gap (m) and `denom = Σ w_k² inv_k`
+/// is positive. The push moves particle `k` by `scale[k] · push` along the normal; the friction
+/// that follows moves it by `−scale[k] · cut.of(f)` along the slip, for
+/// `f = min(μ·(−gap)/|slip|, 1)`.
+///
+/// The push is `−gap/denom` times the cap `min(1, MAX_PUSH·(−gap) / (max|scale|·(−gap/denom)))`
+/// and the cut `f/denom` times the cap. Where one of those overflows `f32` — the free particles
+/// carry almost none of the contact's weight, and `denom` is subnormal — the same moves are made
+/// from `scale` divided by its largest magnitude `m` (and `denom` by `m`): the push
+/// `min(−gap·m/denom, MAX_PUSH·(−gap))`, the cut `f · min(m/denom, MAX_PUSH)`, which a minimum
+/// keeps finite (a pinned particle's `0 × ∞` made every position NaN). Elsewhere the values are
+/// those of the first form, bit for bit.
+#[inline]
+pub fn capped_push(scale: &mut [f32; 4], gap: f32, denom: f32) -> (f32, Cut) {
+    let most = scale.iter().fold(0.0f32, |m, s| m.max(s.abs()));
+    let ratio = -gap / denom;
+    let moved = most * ratio;
+    if moved.is_finite() && (1.0 / denom).is_finite() {
+        let cap = if moved > MAX_PUSH * -gap { MAX_PUSH * -gap / moved } else { 1.0 };
+        return (ratio * cap, Cut::Capped { denom, cap });
+    }
+    scale.iter_mut().for_each(|s| *s /= most);
+    let denom = denom / most;
+    ((-gap / denom).min(MAX_PUSH * -gap), Cut::Scaled { factor: (1.0 / denom).min(MAX_PUSH) })
+}
+
+/// The friction cut of a contact's projection ([`capped_push`]).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Cut {
+    /// `f / denom · cap`.
+    Capped {
+        /// `Σ w_k² inv_k`.
+        denom: f32,
+        /// The push's cap (`0 < cap ≤ 1`).
+        cap: f32,
+    },
+    /// `f · factor`, the scales divided by their largest magnitude.
+    Scaled {
+        /// `min(m/denom, MAX_PUSH)`.
+        factor: f32,
+    },
+}
+
+impl Cut {
+    /// The cut for the friction factor `f = min(μ·(−gap)/|slip|, 1)`.
+    #[inline]
+    pub fn of(self, f: f32) -> f32 {
+        match self {
+            Cut::Capped { denom, cap } => f / denom * cap,
+            Cut::Scaled { factor } => f * factor,
+        }
+    }
+}
+
 /// The mean motion of `vertices` from `prev` to `now` in m (summed in `f64`, in order), a
 /// translation the broad phases take out of every box (see [`swept_box`]).
 pub fn common_shift(vertices: &[u32], prev: &[Record], now: &[Record]) -> [f32; 3] {

@@ -22,7 +22,7 @@
 use glam::Vec3;
 use weft_core::Model;
 use weft_core::surface_collision::{
-    Contact, MAX_GUARD_ROUNDS, MAX_PUSH, Record, SurfaceCollision, common_shift,
+    Contact, MAX_GUARD_ROUNDS, Record, SurfaceCollision, capped_push, common_shift,
 };
 use weft_geometry::proximity::PairKind;
 
@@ -163,7 +163,7 @@ impl Set {
             }
             let n = Vec3::from_array(c.normal);
             let gap = n.dot(g) - c.thickness;
-            if gap >= 0.0 {
+            if !(gap < 0.0 && gap.is_finite()) {
                 continue;
             }
             let inv = p.map(|i| particles[i].inv_mass);
@@ -173,11 +173,10 @@ impl Set {
                 continue;
             }
             // No particle moved farther than MAX_PUSH times the gap.
-            let most = (0..4).map(|k| (w[k] * inv[k]).abs()).fold(0.0f32, f32::max) * (-gap / denom);
-            let cap = if most > MAX_PUSH * -gap { MAX_PUSH * -gap / most } else { 1.0 };
-            let push = -gap / denom * cap;
+            let mut scale: [f32; 4] = std::array::from_fn(|k| w[k] * inv[k]);
+            let (push, cut) = capped_push(&mut scale, gap, denom);
             for k in 0..4 {
-                particles[p[k]].shift(w[k] * inv[k] * push * n);
+                particles[p[k]].shift(scale[k] * push * n);
             }
             if c.friction <= 0.0 {
                 continue;
@@ -191,9 +190,9 @@ impl Set {
             if length <= 0.0 {
                 continue;
             }
-            let cut = (c.friction * -gap / length).min(1.0) / denom * cap;
+            let cut = cut.of((c.friction * -gap / length).min(1.0));
             for k in 0..4 {
-                particles[p[k]].shift(-w[k] * inv[k] * cut * slip);
+                particles[p[k]].shift(-scale[k] * cut * slip);
             }
         }
     }

@@ -17,7 +17,7 @@
 //! stepper wraps each in a phase. `weft-reference` finds the same contacts and guard pairs by
 //! testing every pair, and the property tests hold the two to the same bits.
 
-use weft_core::surface_collision::{Contact, MAX_GUARD_ROUNDS, MAX_PUSH, SurfaceCollision, swept_box};
+use weft_core::surface_collision::{Contact, MAX_GUARD_ROUNDS, SurfaceCollision, capped_push, swept_box};
 use weft_geometry::proximity::PairKind;
 use weft_geometry::{Aabb, Grid};
 
@@ -239,7 +239,8 @@ pub fn project(contacts: &[Contact], positions: &mut [Record], displacement: &mu
         }
         let n = c.normal;
         let gap = n[0] * g[0] + n[1] * g[1] + n[2] * g[2] - c.thickness;
-        if gap >= 0.0 {
+        // A gap `f32` cannot hold (coordinates near its limit) is not taken.
+        if !(gap < 0.0 && gap.is_finite()) {
             continue;
         }
         let inv = p.map(|i| positions[i][3]);
@@ -248,10 +249,10 @@ pub fn project(contacts: &[Contact], positions: &mut [Record], displacement: &mu
             continue;
         }
         pushes += 1;
-        let cap = push_cap(c.weights, inv, gap, denom);
-        let push = -gap / denom * cap;
+        let mut scale: [f32; 4] = std::array::from_fn(|k| c.weights[k] * inv[k]);
+        let (push, cut) = capped_push(&mut scale, gap, denom);
         for k in 0..4 {
-            let s = c.weights[k] * inv[k] * push;
+            let s = scale[k] * push;
             for a in 0..3 {
                 positions[p[k]][a] += s * n[a];
                 displacement[p[k]][a] += s * n[a];
@@ -272,9 +273,9 @@ pub fn project(contacts: &[Contact], positions: &mut [Record], displacement: &mu
         if length <= 0.0 {
             continue;
         }
-        let cut = (c.friction * -gap / length).min(1.0) / denom * cap;
+        let cut = cut.of((c.friction * -gap / length).min(1.0));
         for k in 0..4 {
-            let s = -c.weights[k] * inv[k] * cut;
+            let s = -scale[k] * cut;
             for a in 0..3 {
                 positions[p[k]][a] += s * slip[a];
                 displacement[p[k]][a] += s * slip[a];
@@ -282,15 +283,6 @@ pub fn project(contacts: &[Contact], positions: &mut [Record], displacement: &mu
         }
     }
     pushes
-}
-
-/// The factor (`0 < cap ≤ 1`, exactly `1` for most contacts) a contact's push and friction are
-/// cut by so that its push (`−gap / denom`) moves no particle farther than [`MAX_PUSH`] times the
-/// gap (see `weft_core::surface_collision`).
-#[inline]
-fn push_cap(weights: [f32; 4], inv: [f32; 4], gap: f32, denom: f32) -> f32 {
-    let most = (0..4).map(|k| (weights[k] * inv[k]).abs()).fold(0.0f32, f32::max) * (-gap / denom);
-    if most > MAX_PUSH * -gap { MAX_PUSH * -gap / most } else { 1.0 }
 }
 
 /// Where a round of the guard finds the pairs it checks (see [`guard_into`]).
@@ -677,6 +669,7 @@ pub(crate) fn guard_phase(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use weft_core::surface_collision::MAX_PUSH;
 
     /// A contact of a pinned vertex on a triangle whose only free corner carries 1 % of the
     /// closest point: projected exactly it would move that corner 50 times the gap.
@@ -709,5 +702,36 @@ mod tests {
         project(&[contact([1.0, -0.5, -0.25, -0.25])], &mut x, &mut [[0.0; 4]; 4]);
         let g = x[0][1] - (0.5 * x[1][1] + 0.25 * x[2][1] + 0.25 * x[3][1]);
         assert!((g - 0.01).abs() < 1e-7, "gap closed: {g}");
+    }
+
+    /// The fuzz finding `nan-far-pins-surface-*`: a pinned vertex on a triangle whose only free
+    /// corner carries a weight of 4e-21, so that `Σ w² inv` is subnormal and the friction's
+    /// `f / Σ w² inv` overflowed (with a weight of 1e-22 the push's `−gap / Σ w² inv` does too);
+    /// the pinned particles' `0 × ∞` made every position NaN. At the cap's limit the free corner
+    /// moves `MAX_PUSH` times the gap, with friction too, and nothing else moves.
+    #[test]
+    fn a_contact_whose_free_corner_carries_almost_no_weight_moves_it_by_the_cap() {
+        for (weight, friction) in [(-4.3e-21, 0.0), (-4.3e-21, 1.0), (-1e-22, 0.0), (-1e-22, 1.0)] {
+            let contact = Contact {
+                particles: [0, 1, 2, 3],
+                weights: [1.0, -0.5, -0.5, weight],
+                normal: [0.0, 1.0, 0.0],
+                thickness: 0.05,
+                friction,
+            };
+            let mut x: Vec<Record> = vec![
+                [0.3, 0.0, 0.0, 0.0],
+                [0.0, 0.0, 0.0, 0.0],
+                [1.0, 0.0, 0.0, 0.0],
+                [0.0, 0.0, 1.0, 100.0],
+            ];
+            let mut d = vec![[0.0, 0.0, 0.01, 0.0]; 4];
+            let before = x.clone();
+            assert_eq!(project(&[contact], &mut x, &mut d), 1);
+            assert!(x.iter().chain(&d).flatten().all(|c| c.is_finite()), "{x:?}");
+            assert_eq!(x[..3], before[..3], "the pinned particles stay");
+            let moved = -x[3][1];
+            assert!((moved - MAX_PUSH * 0.05).abs() <= 1e-6, "the free corner moved {moved} m");
+        }
     }
 }
