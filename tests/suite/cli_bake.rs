@@ -288,6 +288,12 @@ fn bench_measures_the_sections_asked_for_and_names_the_sections_on_a_typo() {
     let table = String::from_utf8_lossy(&output.stdout);
     assert!(table.contains("the time steps against the whole bake"), "{table}");
     assert!(!table.contains("distance constraint projections"), "{table}");
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+    assert_eq!(
+        table.contains("the machine meanwhile: "),
+        threads > 1,
+        "a probe of the machine, where it has threads to share: {table}"
+    );
     let output = WEFT.run(["bench", "--only", "nope"]);
     assert!(!output.status.success());
     let error = String::from_utf8_lossy(&output.stderr);

@@ -14,10 +14,13 @@
 //!   against the estimate `weft validate` prints;
 //! * [`accuracy`]: the time to accuracy of a hanging cloth, fixed substeps against a bake to a
 //!   tolerance;
+//! * [`machine`]: how much work the machine's threads do together while the table is
+//!   measured, the yardstick for its thread ratios;
 //! * [`pile`]: the folded cloth pile of `examples/pile.toml`, built in code (the self-collision
 //!   row; also the OBJ of the example and the tests' pile).
 
 pub mod accuracy;
+pub mod machine;
 pub mod memory;
 pub mod pile;
 pub mod scenes;

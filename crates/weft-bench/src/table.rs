@@ -35,6 +35,10 @@
 //! * **time to accuracy**: what a bake costs that keeps a hanging cloth (the demo flag and a
 //!   128×128 cloth) within 2 % strain from t = 1 s on: fixed 8 substeps × 4 iterations, plain
 //!   more substeps, and a bake to a tolerance ([`crate::accuracy`]).
+//!
+//! After each section that runs on several threads, a line says what the machine gave while it
+//! was measured: how many times one thread's work its threads did, apart and in lockstep, just
+//! before and just after the section ([`crate::machine`]).
 
 use std::fmt::Write as _;
 use std::time::Instant;
@@ -52,6 +56,7 @@ use weft_kernels::schedule::solve;
 use weft_kernels::{KernelPath, StepOptions, Stepper};
 
 use crate::accuracy::{DEMO_FLAG, FINE_CLOTH, QUICK_CLOTH, time_to_accuracy_rows};
+use crate::machine;
 use crate::memory::memory_rows;
 use crate::pile::{PileShape, pile_cloth};
 use crate::scenes::{ITERATIONS, SUBSTEPS, hanging_builder, hanging_cloth, hanging_grid};
@@ -622,41 +627,41 @@ pub fn run(options: &BenchOptions) -> anyhow::Result<String> {
     )?;
     let wanted = |section: Section| options.only.is_empty() || options.only.contains(&section);
     if wanted(Section::Distance) {
-        writeln!(out, "\ndistance constraint projections (projections = constraints × sweeps)")?;
-        for n in sizes {
-            distance_rows(n, rounds, threads, &mut out)?;
-        }
+        let title = "distance constraint projections (projections = constraints × sweeps)";
+        probed(&mut out, title, threads, |out| {
+            sizes.iter().try_for_each(|&n| distance_rows(n, rounds, threads, out))
+        })?;
     }
     if wanted(Section::Kinds) {
         writeln!(out, "\nconstraint projections of the other batched kinds")?;
         kind_rows(sizes[0], rounds, &mut out)?;
     }
     if wanted(Section::Steps) {
-        writeln!(out, "\nwhole time steps (milliseconds per frame)")?;
-        for n in sizes {
-            frame_rows(n, frame_rounds, threads, &mut out)?;
-        }
+        let title = "whole time steps (milliseconds per frame)";
+        probed(&mut out, title, threads, |out| {
+            sizes.iter().try_for_each(|&n| frame_rows(n, frame_rounds, threads, out))
+        })?;
     }
     if wanted(Section::SelfCollision) {
-        writeln!(out, "\nself-collision (milliseconds per frame)")?;
-        self_collision_rows(options.quick, frame_rounds, threads, &mut out)?;
+        probed(&mut out, "self-collision (milliseconds per frame)", threads, |out| {
+            self_collision_rows(options.quick, frame_rounds, threads, out)
+        })?;
     }
     if wanted(Section::MeshCollider) {
-        writeln!(out, "\nmesh collider (milliseconds per frame)")?;
-        mesh_collider_rows(sizes[0], frame_rounds, threads, &mut out)?;
+        probed(&mut out, "mesh collider (milliseconds per frame)", threads, |out| {
+            mesh_collider_rows(sizes[0], frame_rounds, threads, out)
+        })?;
     }
     if wanted(Section::Quality) {
-        writeln!(
-            out,
-            "\nquality measure after each baked frame (intersecting triangle pairs, largest stretch)"
-        )?;
-        quality_rows(sizes[1], frame_rounds, threads, &mut out)?;
+        let title = "quality measure after each baked frame (intersecting triangle pairs, largest stretch)";
+        probed(&mut out, title, threads, |out| quality_rows(sizes[1], frame_rounds, threads, out))?;
     }
     if wanted(Section::Bake) {
-        writeln!(out, "\nthe time steps against the whole bake (milliseconds per frame)")?;
         let (grids, frames): (&[u32], u32) =
             if options.quick { (&[32, 64], 5) } else { (&[64, 128, 256], 120) };
-        step_and_bake_rows(grids, frames, frame_rounds, threads, &mut out)?;
+        probed(&mut out, "the time steps against the whole bake (milliseconds per frame)", threads, |out| {
+            step_and_bake_rows(grids, frames, frame_rounds, threads, out)
+        })?;
     }
     if wanted(Section::Accuracy) {
         writeln!(
@@ -674,4 +679,28 @@ pub fn run(options: &BenchOptions) -> anyhow::Result<String> {
         memory_rows(grids, &mut out)?;
     }
     Ok(out)
+}
+
+/// Writes the section `title` and its `rows` to `out`; on a machine of more than one thread,
+/// with a line saying how many times one thread's work `threads` threads did together just
+/// before and just after the rows ([`machine::capacity`]), so that the section's thread ratios
+/// can be read against what the machine gave at the time.
+fn probed(
+    out: &mut String,
+    title: &str,
+    threads: usize,
+    rows: impl FnOnce(&mut String) -> anyhow::Result<()>,
+) -> anyhow::Result<()> {
+    writeln!(out, "\n{title}")?;
+    let probe = || (threads > 1).then(|| [false, true].map(|lockstep| machine::capacity(threads, lockstep)));
+    let before = probe();
+    rows(out)?;
+    if let (Some([apart, lockstep]), Some([apart_after, lockstep_after])) = (before, probe()) {
+        writeln!(
+            out,
+            "  the machine meanwhile: {threads} threads did {apart} one thread's work apart and {lockstep} in \
+             lockstep just before these rows, {apart_after} and {lockstep_after} just after"
+        )?;
+    }
+    Ok(())
 }
