@@ -7,9 +7,23 @@
 //! the 2-core machines weft is developed on, the first thread a broadcast reaches after 10 µs of
 //! idleness starts 60 to 170 µs late, measured). So the step wakes the pool once, with
 //! [`rayon::broadcast`], and keeps its threads busy: in each phase every thread claims work items
-//! from one shared counter until none are left, then waits at a barrier (spinning briefly, then
-//! yielding) which resets the counter for the next phase. On a pool of one thread the phases
-//! simply run in order on the caller.
+//! until none are left (below), then waits at a barrier (spinning briefly, then yielding) which
+//! resets the counters for the next phase. On a pool of one thread the phases simply run in order
+//! on the caller.
+//!
+//! # Which thread runs which item
+//!
+//! A phase's items are cut into as many contiguous ranges as the team has threads (at most
+//! `RANGES`), and each thread claims the items of its own range first, in order, then those
+//! left in the others' ranges, each range from a counter on a cache line of its own. Most phases
+//! of a step cut the same data the same way (blocks, particle chunks), so a thread mostly works
+//! on the same part of the cloth from phase to phase and from step to step, and finds it in its
+//! own core's caches; a single counter for all (what the team had before) handed the items out in
+//! arrival order, so that a chunk moved between the cores' caches at random: on the 2-core
+//! machines weft is developed on, that made the garment's constraint phases 1.1–1.4× slower on
+//! two threads and the 256² comparison grid's steps 1.5× slower (docs/performance.md, "Each
+//! thread its own items"). Which thread runs an item still varies (a thread that finishes its
+//! range takes the others' items), and what an item computes does not.
 //!
 //! An item may fork its own work (`fork`: `Phase::forks`): the threads waiting at a barrier
 //! take the fork's sub-items, which each write their own chunk, so a phase of one item that
@@ -55,12 +69,11 @@ mod fork;
 
 pub(crate) use fork::Forks;
 
-/// What the threads of a team share. Every phase touches the work counter, the barrier's
-/// counters and the key's state; they share one cache line with the first words of the key,
-/// which hold the whole key of a phase without parts.
+/// What the threads of a team share. Every phase touches the barrier's counters and the key's
+/// state; they share one cache line with the first words of the key, which hold the whole key of
+/// a phase without parts. The work counters of the ranges (module docs) have a line each.
 #[repr(C, align(64))]
 struct Shared {
-    next: AtomicUsize,
     arrived: AtomicUsize,
     generation: AtomicUsize,
     threads: usize,
@@ -70,6 +83,9 @@ struct Shared {
     key: KeySlot,
     /// Where an item's fork is published for the threads waiting at a barrier.
     forks: fork::ForkSlot,
+    /// Per range of a phase's items, how many of its items have been claimed (module docs,
+    /// "Which thread runs which item"); the first `threads`, at most [`RANGES`], are used.
+    claimed: [Claimed; RANGES],
 }
 
 // The key's state and a phase's first two words are in `Shared`'s first cache line.
@@ -86,6 +102,14 @@ struct KeySlot {
     state: AtomicUsize,
     words: [AtomicUsize; KEY_WORDS],
 }
+
+/// The most ranges a phase's items are cut into: one per thread of a team of up to this many.
+const RANGES: usize = 64;
+
+/// A counter of claimed items on a cache line of its own, so that threads claiming from their
+/// own ranges do not share one.
+#[repr(align(64))]
+struct Claimed(AtomicUsize);
 
 const EMPTY: usize = 0;
 const WRITING: usize = 1;
@@ -130,6 +154,8 @@ impl Drop for PoisonOnUnwind<'_> {
 /// One thread's handle on its team.
 pub(crate) struct Team<'a> {
     shared: &'a Shared,
+    /// The range of each phase's items this thread claims from first.
+    range: usize,
     /// Whether this thread is inside a phase, or left one by a panic.
     in_phase: Cell<bool>,
 }
@@ -157,9 +183,16 @@ impl Phase {
     }
 }
 
+impl Shared {
+    /// How many ranges a phase's items are cut into: one per thread, at most [`RANGES`].
+    fn ranges(&self) -> usize {
+        self.threads.min(RANGES)
+    }
+}
+
 impl<'a> Team<'a> {
-    fn new(shared: &'a Shared) -> Self {
-        Team { shared, in_phase: Cell::new(false) }
+    fn new(shared: &'a Shared, thread: usize) -> Self {
+        Team { shared, range: thread % shared.ranges(), in_phase: Cell::new(false) }
     }
 
     /// One phase over `parts` (see `crate::shared`): runs `f(phase, i, borrows)` for every
@@ -212,12 +245,16 @@ impl<'a> Team<'a> {
         assert!(!inside, "a team phase cannot start inside another, nor after one that panicked");
         self.agree(head, parts);
         let phase = Phase { shared: self.shared };
-        loop {
-            let i = self.shared.next.fetch_add(1, Ordering::Relaxed);
-            if i >= items {
-                break;
+        let ranges = self.shared.ranges();
+        for r in (self.range..ranges).chain(0..self.range) {
+            let (start, end) = (r * items / ranges, (r + 1) * items / ranges);
+            loop {
+                let i = start + self.shared.claimed[r].0.fetch_add(1, Ordering::Relaxed);
+                if i >= end {
+                    break;
+                }
+                f(&phase, i);
             }
-            f(&phase, i);
         }
         self.barrier();
         self.in_phase.set(false);
@@ -275,7 +312,7 @@ impl<'a> Team<'a> {
     fn barrier(&self) {
         let s = self.shared;
         if s.threads == 1 {
-            s.next.store(0, Ordering::Relaxed);
+            s.claimed[0].0.store(0, Ordering::Relaxed);
             return;
         }
         let generation = s.generation.load(Ordering::Acquire);
@@ -283,7 +320,9 @@ impl<'a> Team<'a> {
             // Every thread has checked its key: the next phase's first thread writes its own.
             s.key.state.store(EMPTY, Ordering::Relaxed);
             s.arrived.store(0, Ordering::Relaxed);
-            s.next.store(0, Ordering::Relaxed);
+            for claimed in &s.claimed[..s.ranges()] {
+                claimed.0.store(0, Ordering::Relaxed);
+            }
             s.generation.fetch_add(1, Ordering::Release);
             return;
         }
@@ -331,7 +370,7 @@ fn back_off(spins: &mut u32) {
 pub(crate) fn run<R: Send>(f: impl Fn(&Team<'_>) -> R + Sync, merge: impl FnMut(R, R) -> R) -> R {
     let threads = rayon::current_num_threads();
     let shared = Shared {
-        next: AtomicUsize::new(0),
+        claimed: [const { Claimed(AtomicUsize::new(0)) }; RANGES],
         arrived: AtomicUsize::new(0),
         generation: AtomicUsize::new(0),
         threads,
@@ -340,11 +379,11 @@ pub(crate) fn run<R: Send>(f: impl Fn(&Team<'_>) -> R + Sync, merge: impl FnMut(
         forks: fork::ForkSlot::new(),
     };
     if threads == 1 {
-        return f(&Team::new(&shared));
+        return f(&Team::new(&shared, 0));
     }
-    let results = rayon::broadcast(|_| {
+    let results = rayon::broadcast(|context| {
         let _guard = PoisonOnUnwind(&shared);
-        f(&Team::new(&shared))
+        f(&Team::new(&shared, context.index()))
     });
     results.into_iter().reduce(merge).expect("a pool has at least one thread")
 }
@@ -357,28 +396,31 @@ mod tests {
 
     #[test]
     fn every_item_runs_once_per_phase_on_any_pool() {
-        for threads in [1, 2, 3, 8] {
+        // More threads than ranges too, and fewer items than threads (empty ranges).
+        for threads in [1, 2, 3, 8, RANGES + 3] {
             let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
-            let hits: Vec<AtomicU64> = (0..1000).map(|_| AtomicU64::new(0)).collect();
-            let seen = pool.install(|| {
-                run(
-                    |team| {
-                        let mut mine = 0;
-                        for phase in 0..20 {
-                            team.for_each_chunk(1000, (), |_, i, ()| {
-                                // Phase p must see every item of phase p − 1 done.
-                                assert_eq!(hits[i].load(Ordering::Relaxed), phase);
-                                hits[i].fetch_add(1, Ordering::Relaxed);
-                                mine += 1;
-                            });
-                        }
-                        (1u64, mine)
-                    },
-                    |a, b| (a.0 + b.0, a.1 + b.1),
-                )
-            });
-            assert_eq!(seen, (threads as u64, 20 * 1000));
-            assert!(hits.iter().all(|h| h.load(Ordering::Relaxed) == 20));
+            for items in [1, 2, 5, 1000] {
+                let hits: Vec<AtomicU64> = (0..items).map(|_| AtomicU64::new(0)).collect();
+                let seen = pool.install(|| {
+                    run(
+                        |team| {
+                            let mut mine = 0;
+                            for phase in 0..20 {
+                                team.for_each_chunk(items, (), |_, i, ()| {
+                                    // Phase p must see every item of phase p − 1 done.
+                                    assert_eq!(hits[i].load(Ordering::Relaxed), phase);
+                                    hits[i].fetch_add(1, Ordering::Relaxed);
+                                    mine += 1;
+                                });
+                            }
+                            (1u64, mine)
+                        },
+                        |a, b| (a.0 + b.0, a.1 + b.1),
+                    )
+                });
+                assert_eq!(seen, (threads as u64, 20 * items as u64), "{threads} threads, {items} items");
+                assert!(hits.iter().all(|h| h.load(Ordering::Relaxed) == 20));
+            }
         }
     }
 
