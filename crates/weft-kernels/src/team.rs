@@ -248,8 +248,14 @@ impl<'a> Team<'a> {
         let ranges = self.shared.ranges();
         for r in (self.range..ranges).chain(0..self.range) {
             let (start, end) = (r * items / ranges, (r + 1) * items / ranges);
+            let claimed = &self.shared.claimed[r].0;
+            // An empty or used-up range is passed over without taking its counter's cache line
+            // (a counter only grows within a phase), which matters where threads outnumber items.
+            if claimed.load(Ordering::Relaxed) >= end - start {
+                continue;
+            }
             loop {
-                let i = start + self.shared.claimed[r].0.fetch_add(1, Ordering::Relaxed);
+                let i = start + claimed.fetch_add(1, Ordering::Relaxed);
                 if i >= end {
                     break;
                 }
