@@ -25,7 +25,7 @@ use std::time::Instant;
 
 /// Rounds of arithmetic per thread in a probe (eight multiply–add chains of eight lanes each):
 /// about 10 ms of one core.
-pub const ROUNDS: u32 = 2_000_000;
+pub const ROUNDS: u32 = 800_000;
 
 /// Probes per [`capacity`]: each times one thread, then every thread.
 pub const PROBES: usize = 3;
