@@ -23,6 +23,8 @@
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Instant;
 
+use weft_kernels::team::back_off;
+
 /// Rounds of arithmetic per thread in a probe (eight multiply–add chains of eight lanes each):
 /// about 10 ms of one core.
 pub const ROUNDS: u32 = 800_000;
@@ -48,8 +50,8 @@ fn work(seed: f32, rounds: u32) -> f32 {
 }
 
 /// Seconds for `threads` threads to each do [`work`] of `rounds` rounds in all, cut into
-/// `slices` slices; with `lockstep`, every thread waits after each slice until all have done it
-/// (spinning briefly, then yielding, as the threads of a time step wait at each phase).
+/// `slices` slices; with `lockstep`, every thread waits after each slice until all have done it,
+/// as the threads of a time step wait at each phase ([`back_off`]).
 fn seconds(threads: usize, rounds: u32, slices: u32, lockstep: bool) -> f64 {
     let done = AtomicUsize::new(0);
     let start = Instant::now();
@@ -63,12 +65,7 @@ fn seconds(threads: usize, rounds: u32, slices: u32, lockstep: bool) -> f64 {
                         done.fetch_add(1, Ordering::AcqRel);
                         let mut spins = 0u32;
                         while done.load(Ordering::Acquire) < slice * threads {
-                            if spins < 1 << 10 {
-                                std::hint::spin_loop();
-                                spins += 1;
-                            } else {
-                                std::thread::yield_now();
-                            }
+                            back_off(&mut spins);
                         }
                     }
                 }

@@ -356,9 +356,10 @@ fn pause(poisoned: &AtomicBool, spins: &mut u32) {
     back_off(spins);
 }
 
-/// One round of waiting that cannot fail: spins briefly (the first 1,024 rounds of a wait,
-/// counted in `spins`), then yields the core.
-fn back_off(spins: &mut u32) {
+/// One round of waiting that cannot fail, as a team's threads wait: spins briefly (the first
+/// 1,024 rounds of a wait, counted in `spins`, which starts at 0), then yields the core. Public
+/// so that `weft bench`'s probe of the machine waits the same way.
+pub fn back_off(spins: &mut u32) {
     if *spins < 1 << 10 {
         std::hint::spin_loop();
         *spins += 1;
